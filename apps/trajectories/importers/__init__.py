@@ -1,0 +1,233 @@
+"""Format importers: bytes in, canonical trajectories out. Pure Python, no Django.
+
+`parse()` decodes the bytes, checks the limits, detects the format (or takes the one asked for)
+and converts every record. Each format is one module with NAME, LABEL, detect() and convert().
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import orjson
+
+from apps.trajectories.importers import openhands_v0
+from apps.trajectories.importers.base import (
+    CanonicalEvent,
+    CanonicalTrajectory,
+    FormatError,
+    ImportItem,
+    ImportResult,
+    json_type,
+)
+
+__all__ = [
+    "CanonicalEvent",
+    "CanonicalTrajectory",
+    "FormatError",
+    "ImportItem",
+    "ImportResult",
+    "Limits",
+    "FORMATS",
+    "parse",
+    "parse_document",
+]
+
+# Order matters: the most specific shapes first (a share payload also has a "trajectory" list).
+IMPORTERS: list[ModuleType] = [openhands_v0]
+FORMATS: dict[str, ModuleType] = {module.NAME: module for module in IMPORTERS}
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_events: int = 50_000
+    max_field_bytes: int = 10 * 1024 * 1024
+    max_depth: int = 200
+
+
+def register(module: ModuleType, *, before: str | None = None) -> None:
+    """Add an importer module; `before` puts it ahead of a named one in detection order."""
+    if module.NAME in FORMATS:
+        return
+    index = len(IMPORTERS)
+    if before is not None and before in FORMATS:
+        index = IMPORTERS.index(FORMATS[before])
+    IMPORTERS.insert(index, module)
+    FORMATS[module.NAME] = module
+
+
+def decode_json(data: bytes) -> tuple[Any, bool]:
+    """The JSON value of `data`, or the list of values of a JSON Lines file (second item True)."""
+    if not data or not data.strip():
+        raise FormatError("the body is empty")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not valid UTF-8 (byte {exc.start})") from None
+    text = text.removeprefix("\ufeff")
+    try:
+        return orjson.loads(text), False
+    except orjson.JSONDecodeError as exc:
+        first_error = exc
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        raise _json_error(first_error, "")
+    values = []
+    for number, line in lines:
+        try:
+            values.append((number, orjson.loads(line)))
+        except orjson.JSONDecodeError as exc:
+            if number == lines[0][0]:
+                # Not JSON Lines either: report the error of the document as a whole.
+                raise _json_error(first_error, "") from None
+            raise _json_error(exc, f"line {number}") from None
+    return values, True
+
+
+def _json_error(exc: orjson.JSONDecodeError, where: str) -> FormatError:
+    if "recursion" in str(exc).lower():
+        return FormatError("JSON nested too deeply", where)
+    location = f"line {exc.lineno}, column {exc.colno}" if not where else where
+    return FormatError(f"not valid JSON ({exc.msg})", location)
+
+
+def check_limits(value: Any, limits: Limits, where: str = "") -> None:
+    """Raise FormatError for nesting deeper than allowed or a string field over the size limit."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limits.max_depth:
+            raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(child, (dict, list)):
+                    stack.append((child, depth + 1))
+                elif isinstance(child, str) and len(child) * 4 > limits.max_field_bytes:
+                    _check_field(child, limits, where, key)
+        elif isinstance(item, list):
+            for child in item:
+                if isinstance(child, (dict, list)):
+                    stack.append((child, depth + 1))
+                elif isinstance(child, str) and len(child) * 4 > limits.max_field_bytes:
+                    _check_field(child, limits, where, "")
+        elif isinstance(item, str) and len(item) * 4 > limits.max_field_bytes:
+            _check_field(item, limits, where, "")
+
+
+def _check_field(text: str, limits: Limits, where: str, key: str) -> None:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_field_bytes:
+        name = f"field '{key}'" if key else "a text field"
+        raise FormatError(
+            f"{name} is {size:,} bytes, over the limit of {limits.max_field_bytes:,}", where
+        )
+
+
+def detect(value: Any) -> ModuleType | None:
+    for module in IMPORTERS:
+        try:
+            if module.detect(value):
+                return module
+        except Exception:  # a detector must never decide the outcome by crashing
+            continue
+    return None
+
+
+def _convert(module: ModuleType, record: Any, where: str, limits: Limits) -> ImportItem:
+    try:
+        trajectory = module.convert(record)
+        if not isinstance(trajectory, CanonicalTrajectory):
+            raise FormatError("no trajectory found")
+        if not trajectory.events:
+            raise FormatError("the trajectory has no events")
+        if len(trajectory.events) > limits.max_events:
+            raise FormatError(
+                f"{len(trajectory.events):,} events, over the limit of {limits.max_events:,}"
+            )
+        return ImportItem(where=where, trajectory=trajectory)
+    except FormatError as exc:
+        return ImportItem(where=where, error=exc.at(where) if where else exc)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        # Importers validate what they read; this is the net under them, never a 500.
+        error = FormatError(f"cannot read this {module.LABEL} record ({type(exc).__name__})")
+        return ImportItem(where=where, error=error.at(where) if where else error)
+
+
+def parse_document(
+    value: Any, *, format: str | None = None, limits: Limits = Limits(), lines: bool = False
+) -> ImportResult:
+    """Import an already decoded JSON value (or, with lines=True, a list of (line, value))."""
+    forced = None
+    if format:
+        forced = FORMATS.get(format)
+        if forced is None:
+            raise FormatError(
+                f"unknown format '{format}'; known formats: {', '.join(sorted(FORMATS))}",
+                "format",
+            )
+    if lines:
+        records = [(f"line {number}", record) for number, record in value]
+    else:
+        module = detect(value) if forced is None else (forced if _detects(forced, value) else None)
+        if module is not None:
+            check_limits(value, limits)
+            return ImportResult(format=module.NAME, items=[_convert(module, value, "", limits)])
+        if isinstance(value, list) and value and _splits(value, forced):
+            records = [(f"[{index}]", record) for index, record in enumerate(value)]
+        elif forced is not None and isinstance(value, (dict, list)):
+            # The format was named: let its importer say what is wrong with this document.
+            check_limits(value, limits)
+            return ImportResult(format=forced.NAME, items=[_convert(forced, value, "", limits)])
+        else:
+            raise FormatError(_unknown_message(value))
+
+    items: list[ImportItem] = []
+    found = forced
+    for where, record in records:
+        module = forced or detect(record)
+        if module is None:
+            items.append(ImportItem(where=where, error=FormatError(_unknown_message(record), where)))
+            continue
+        found = found or module
+        try:
+            check_limits(record, limits, where)
+        except FormatError as exc:
+            items.append(ImportItem(where=where, error=exc))
+            continue
+        items.append(_convert(module, record, where, limits))
+    if found is None:
+        raise FormatError(_unknown_message(value if not lines else None))
+    return ImportResult(format=found.NAME, items=items)
+
+
+def _detects(module: ModuleType, value: Any) -> bool:
+    try:
+        return bool(module.detect(value))
+    except Exception:
+        return False
+
+
+def _splits(value: list, forced: ModuleType | None) -> bool:
+    """Whether a JSON array is a list of records (conversations, rows) rather than one record."""
+    sample = value[:20]
+    if forced is not None:
+        return any(_detects(forced, record) for record in sample)
+    return any(detect(record) is not None for record in sample)
+
+
+def parse(data: bytes, *, format: str | None = None, limits: Limits = Limits()) -> ImportResult:
+    """Import uploaded bytes: one JSON document or JSON Lines. Raises FormatError if nothing fits."""
+    value, lines = decode_json(data)
+    return parse_document(value, format=format, limits=limits, lines=lines)
+
+
+def _unknown_message(value: Any) -> str:
+    known = ", ".join(module.LABEL for module in IMPORTERS)
+    if value is None:
+        return f"no known trajectory format matches; known formats: {known}"
+    shape = json_type(value)
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(value)[:8])
+        shape = f"an object with keys {keys}" if keys else "an empty object"
+    return f"no known trajectory format matches {shape}; known formats: {known}"

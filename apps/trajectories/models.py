@@ -1,0 +1,200 @@
+import secrets
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+
+from apps.trajectories.querysets import TrajectoryQuerySet
+
+
+def new_share_id() -> str:
+    """64 lowercase hex characters, as OpenHands shows a feedback_id."""
+    return secrets.token_hex(32)
+
+
+class Visibility(models.TextChoices):
+    PRIVATE = "private", "Private"
+    PUBLIC = "public", "Public"
+
+
+class ReviewState(models.TextChoices):
+    PENDING = "pending", "Pending scan"
+    APPROVED = "approved", "Approved"
+    HELD = "held", "Held for review"
+    REJECTED = "rejected", "Rejected"
+    HIDDEN = "hidden", "Hidden by a moderator"
+
+
+class Polarity(models.TextChoices):
+    POSITIVE = "positive", "Positive"
+    NEGATIVE = "negative", "Negative"
+    NONE = "none", "None"
+
+
+class Trajectory(models.Model):
+    """One shared agent session: metadata, ownership, visibility and review state.
+
+    The events live in Event; the raw upload in storage (raw_path). Deleting a trajectory leaves
+    a Tombstone so that releases can list it as removed.
+    """
+
+    share_id = models.CharField(max_length=64, unique=True, default=new_share_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="trajectories",
+    )
+    # Never shown, never released, never logged: it only lets an anonymous sharer delete by email.
+    contact_email = models.EmailField(blank=True)
+    client_session_id = models.CharField(max_length=200, blank=True)
+    title = models.CharField(max_length=300, blank=True)
+    source_format = models.CharField(max_length=40)
+    agent = models.CharField(max_length=100, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    agent_version = models.CharField(max_length=100, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    polarity = models.CharField(max_length=10, choices=Polarity.choices, default=Polarity.NONE)
+    feedback_text = models.TextField(blank=True)
+    visibility = models.CharField(
+        max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE
+    )
+    review_state = models.CharField(
+        max_length=10, choices=ReviewState.choices, default=ReviewState.PENDING
+    )
+    license = models.CharField(max_length=50, blank=True, help_text="Agreed when made public.")
+    # Hashes (Django password hashers) of every deletion password issued for an anonymous share.
+    deletion_password_hashes = models.JSONField(default=list, blank=True)
+    # Consistent placeholders for public surfaces, written by the scan: {"original": "<EMAIL_1>"}.
+    redactions = models.JSONField(default=dict, blank=True)
+
+    num_events = models.PositiveIntegerField(default=0)
+    num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
+    # Dedup of payloads without a session id: fingerprint of the first event, and of the chain of
+    # all events, so "stored events are a prefix of the new ones" is two comparisons.
+    head_fingerprint = models.CharField(max_length=64, blank=True)
+    chain_fingerprint = models.CharField(max_length=64, blank=True)
+
+    raw_path = models.CharField(max_length=300, blank=True)
+    raw_sha256 = models.CharField(max_length=64, blank=True)
+    raw_filename = models.CharField(max_length=255, blank=True)
+    raw_content_type = models.CharField(max_length=100, blank=True)
+
+    # Totals taken from the events where the format carries them.
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    total_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    total_cost = models.FloatField(null=True, blank=True)
+
+    search_text = models.TextField(blank=True, help_text="Title and event text, capped; search.")
+    search_vector = SearchVectorField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TrajectoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["visibility", "review_state", "-created_at"], name="traj_public_recent"
+            ),
+            models.Index(fields=["owner", "client_session_id"], name="traj_owner_session"),
+            models.Index(fields=["owner", "head_fingerprint"], name="traj_owner_head"),
+            models.Index(fields=["contact_email", "head_fingerprint"], name="traj_email_head"),
+            models.Index(fields=["review_state"], name="traj_review_state"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(share_id__regex=r"^[0-9a-f]{64}$"), name="traj_share_id_hex"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.share_id[:12]
+
+    def get_absolute_url(self) -> str:
+        return f"/t/{self.share_id}/"
+
+    @property
+    def is_public(self) -> bool:
+        return self.visibility == Visibility.PUBLIC and self.review_state == ReviewState.APPROVED
+
+
+class EventSource(models.TextChoices):
+    USER = "user", "User"
+    AGENT = "agent", "Agent"
+    ENVIRONMENT = "environment", "Environment"
+
+
+class EventKind(models.TextChoices):
+    MESSAGE = "message", "Message"
+    ACTION = "action", "Action"
+    OBSERVATION = "observation", "Observation"
+    SYSTEM = "system", "System"
+
+
+class Event(models.Model):
+    """One step of a trajectory, in canonical form, with its original fields kept in `data`."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="events")
+    position = models.PositiveIntegerField()
+    original_id = models.CharField(max_length=100, blank=True)
+    timestamp = models.DateTimeField(null=True, blank=True)
+    source = models.CharField(max_length=12, choices=EventSource.choices)
+    kind = models.CharField(max_length=12, choices=EventKind.choices)
+    type = models.CharField(max_length=60)
+    cause = models.CharField(max_length=100, blank=True, help_text="Original id of the action.")
+    text = models.TextField(blank=True, help_text="Human-readable text for display and search.")
+    # Original fields (args / extras / tool call data ...). Images are replaced by
+    # "trajhub-image:<sha256>" references to Image rows.
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["trajectory_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "position"], name="event_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.trajectory_id}#{self.position} {self.kind}:{self.type}"
+
+
+class Image(models.Model):
+    """A content-addressed image moved out of an event (screenshot, plot, attached picture)."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    content_type = models.CharField(max_length=50)
+    size = models.PositiveIntegerField()
+    path = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
+
+
+class TrajectoryImage(models.Model):
+    """Which trajectory refers to which image: an image nobody refers to is deleted."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="image_links")
+    image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="trajectory_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "image"], name="trajimage_unique"),
+        ]
+
+
+class Tombstone(models.Model):
+    """What stays of a deleted trajectory: its id and when, so releases list it as removed."""
+
+    share_id = models.CharField(max_length=64, unique=True)
+    deleted_at = models.DateTimeField(auto_now_add=True)
+    was_public = models.BooleanField(default=False)
+    reason = models.CharField(max_length=40, default="owner")
+
+    def __str__(self) -> str:
+        return f"deleted {self.share_id[:12]}"

@@ -1,0 +1,20 @@
+"""Test settings: the real settings, with tasks run inline and fast password hashing.
+
+Tests talk to whatever DATABASE_URL / REDIS_URL say (CI: PostgreSQL and Redis).
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("TRAJHUB_VAR_DIR", tempfile.mkdtemp(prefix="trajhub-test-"))
+
+from config.settings import *  # noqa: E402,F403
+from config.settings import CACHES, REDIS_URL  # noqa: E402
+
+CELERY_TASK_ALWAYS_EAGER = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+if REDIS_URL:
+    CACHES["default"]["KEY_PREFIX"] = f"test-{os.getpid()}"
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

@@ -1,0 +1,17 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("allauth.urls")),
+    path("api/schema", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("apps.trajectories.api.urls")),
+    path("", include("apps.trajectories.share_urls")),
+    path("", include("apps.accounts.urls")),
+    path("", include("apps.trajectories.urls")),
+]
+
+handler404 = "apps.trajectories.views.page_not_found"
+handler500 = "apps.trajectories.views.server_error"

@@ -1,0 +1,94 @@
+"""Shared fixtures: the five kinds of caller every endpoint is tested as, and the real files."""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group
+from rest_framework.test import APIClient
+
+from django.conf import settings
+
+FIXTURES_DIR = Path(
+    os.environ.get("TRAJHUB_FIXTURES_DIR", settings.BASE_DIR.parent / "shared" / "fixtures")
+)
+REQUIRE_SERVICES = os.environ.get("TRAJHUB_REQUIRE_SERVICES") == "1"
+
+
+def skip_or_fail(reason: str):
+    """Skip on a laptop that lacks a service; in CI (TRAJHUB_REQUIRE_SERVICES=1) fail instead."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    if not (FIXTURES_DIR / "real").is_dir():
+        skip_or_fail(f"the shared fixtures are not at {FIXTURES_DIR} (set TRAJHUB_FIXTURES_DIR)")
+    return FIXTURES_DIR
+
+
+@pytest.fixture
+def real_fixture(fixtures_dir):
+    def read(name: str) -> bytes:
+        return (fixtures_dir / "real" / name).read_bytes()
+
+    return read
+
+
+@pytest.fixture
+def made_fixture(fixtures_dir):
+    def read(name: str) -> bytes:
+        return (fixtures_dir / "made" / name).read_bytes()
+
+    return read
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_user("owner", password="pw-owner")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("other", password="pw-other")
+
+
+@pytest.fixture
+def moderator(django_user_model):
+    user = django_user_model.objects.create_user("moderator", password="pw-moderator")
+    group, _ = Group.objects.get_or_create(name="moderators")
+    user.groups.add(group)
+    return user
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return django_user_model.objects.create_user("staff", password="pw-staff", is_staff=True)
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def client_as(api_client):
+    """An API client logged in as the given user (None: anonymous)."""
+
+    def make(user):
+        client = APIClient()
+        if user is not None:
+            client.force_authenticate(user=user)
+        return client
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

@@ -1,0 +1,161 @@
+"""Reads that feed the API and the pages. Visibility always comes from the queryset methods.
+
+Everything a caller may not see is "not found" (Http404), so private ids do not leak.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db import connection
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from apps.trajectories.importers.base import CanonicalEvent
+from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.redaction import identity, redact_data, redactor
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+SHARE_ID = re.compile(r"^[0-9a-f]{64}$")
+
+
+def is_share_id(value: str) -> bool:
+    return isinstance(value, str) and bool(SHARE_ID.match(value))
+
+
+def _is_authenticated(user: User | None) -> bool:
+    return user is not None and user.is_authenticated
+
+
+def can_manage(trajectory: Trajectory, user: User | None) -> bool:
+    """Owner or moderator: sees the original (unredacted) content and the raw upload."""
+    if not _is_authenticated(user):
+        return False
+    return trajectory.owner_id == user.pk or user.is_moderator
+
+
+def is_owner(trajectory: Trajectory, user: User | None) -> bool:
+    return _is_authenticated(user) and trajectory.owner_id == user.pk
+
+
+def trajectory_get_visible(share_id: str, user: User | None) -> Trajectory:
+    """The trajectory if `user` may see it; Http404 for malformed, unknown or invisible ids."""
+    if not is_share_id(share_id):
+        raise Http404("no such trajectory")
+    trajectory = (
+        Trajectory.objects.visible_to(user).select_related("owner").filter(share_id=share_id).first()
+    )
+    if trajectory is None:
+        raise Http404("no such trajectory")
+    return trajectory
+
+
+def trajectory_get_any(share_id: str) -> Trajectory:
+    """Any stored trajectory by id, whatever its visibility: only for password-checked deletion."""
+    if not is_share_id(share_id):
+        raise Http404("no such trajectory")
+    trajectory = Trajectory.objects.filter(share_id=share_id).first()
+    if trajectory is None:
+        raise Http404("no such trajectory")
+    return trajectory
+
+
+def trajectory_list_public() -> QuerySet[Trajectory]:
+    return Trajectory.objects.public().select_related("owner")
+
+
+def trajectory_list_owned(user: User) -> QuerySet[Trajectory]:
+    """The user's own trajectories, of every visibility and review state."""
+    return Trajectory.objects.owned_by(user).select_related("owner")
+
+
+def trajectory_search(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
+    """Full-text search: PostgreSQL tsvector (GIN index) or, on SQLite, every word icontains."""
+    q = (q or "").strip()
+    if not q:
+        return qs
+    if connection.vendor == "postgresql":
+        from django.contrib.postgres.search import SearchQuery
+
+        return qs.filter(search_vector=SearchQuery(q, search_type="websearch", config="english"))
+    for word in q.split()[:10]:
+        word = word.strip('"')
+        if word:
+            qs = qs.filter(Q(title__icontains=word) | Q(search_text__icontains=word))
+    return qs
+
+
+def redactor_for(trajectory: Trajectory, user: User | None):
+    """Identity for the owner and moderators; the trajectory's redactions for everyone else."""
+    if can_manage(trajectory, user):
+        return identity
+    return redactor(trajectory.redactions)
+
+
+@dataclass
+class EventView:
+    """An event as a caller may see it (redacted unless owner/moderator)."""
+
+    position: int
+    original_id: str
+    timestamp: Any
+    source: str
+    kind: str
+    type: str
+    cause: str
+    text: str
+    data: Any
+
+
+def event_list(
+    trajectory: Trajectory, user: User | None, *, start: int = 0, limit: int | None = None
+) -> list[EventView]:
+    """Events of a trajectory the caller may see (check with trajectory_get_visible first)."""
+    redact = redactor_for(trajectory, user)
+    qs = Event.objects.filter(trajectory=trajectory, position__gte=start).order_by("position")
+    if limit is not None:
+        qs = qs[:limit]
+    return [_view(event, redact) for event in qs]
+
+
+def event_queryset(trajectory: Trajectory) -> QuerySet[Event]:
+    return Event.objects.filter(trajectory=trajectory).order_by("position")
+
+
+def event_view(event: Event, redact) -> EventView:
+    return _view(event, redact)
+
+
+def _view(event: Event, redact) -> EventView:
+    return EventView(
+        position=event.position,
+        original_id=redact(event.original_id),
+        timestamp=event.timestamp,
+        source=event.source,
+        kind=event.kind,
+        type=event.type,
+        cause=redact(event.cause),
+        text=redact(event.text),
+        data=redact_data(event.data, redact),
+    )
+
+
+def canonical_events(trajectory: Trajectory, user: User | None) -> Iterator[CanonicalEvent]:
+    """Events as the importers' canonical form (for exports), redacted for non-owners."""
+    redact = redactor_for(trajectory, user)
+    for event in event_queryset(trajectory).iterator(chunk_size=1000):
+        yield CanonicalEvent(
+            source=event.source,
+            kind=event.kind,
+            type=event.type,
+            text=redact(event.text),
+            data=redact_data(event.data, redact),
+            original_id=redact(event.original_id),
+            timestamp=event.timestamp,
+            cause=redact(event.cause),
+        )

@@ -1,0 +1,913 @@
+"""Every write to trajectories: ingest (parse, clean, store, dedup), update, delete, passwords.
+
+Views, API views, commands and tasks call these; nothing else writes Trajectory, Event, Image.
+
+Ingest stores each trajectory of an upload in its own transaction, so a file with many
+trajectories stores each valid one and reports each invalid one, and nothing of a failed one
+stays behind (files written to storage for it are removed again).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import logging
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import zstandard
+from django.conf import settings
+from django.contrib.auth.hashers import check_password, make_password
+from django.core.cache import cache
+from django.core.files.base import ContentFile
+from django.core.files.storage import storages
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+
+from apps.trajectories.importers import FormatError, Limits, decode_json, parse_document
+from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory
+from apps.trajectories.models import (
+    Event,
+    Image,
+    Polarity,
+    ReviewState,
+    Tombstone,
+    Trajectory,
+    TrajectoryImage,
+    Visibility,
+)
+from apps.trajectories.signals import trajectory_deleted, trajectory_stored
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+IMAGE_REF_PREFIX = "trajhub-image:"
+# PostgreSQL refuses U+0000 in text and jsonb; U+2400 (SYMBOL FOR NULL) keeps it visible.
+NUL_REPLACEMENT = "\u2400"
+SEARCH_TEXT_CHARS = 200_000
+EVENT_BATCH = 1000
+ANON_EMAIL_PLACEHOLDERS = {"", "not_provided", "none", "null", "anonymous"}
+
+
+# --- Errors ---------------------------------------------------------------------------------
+
+
+class InvalidShare(FormatError):
+    """Share options that cannot be honoured (a field's value). Reported like a format error."""
+
+
+class SharingRefused(Exception):
+    """The caller may not share right now (anonymous sharing off, rate limit)."""
+
+    status_code = 403
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+
+class RateLimited(SharingRefused):
+    status_code = 429
+
+
+# --- Data -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ShareOptions:
+    visibility: str = "private"
+    polarity: str = ""
+    feedback_text: str = ""
+    session_id: str = ""
+    title: str = ""
+    license_agreed: bool = False
+    email: str = ""
+    format: str | None = None
+    filename: str = ""
+    content_type: str = ""
+    client_ip: str = ""
+
+
+@dataclass
+class StoredTrajectory:
+    trajectory: Trajectory
+    created: bool
+    password: str | None  # anonymous only, shown once
+
+
+@dataclass
+class IngestResult:
+    stored: list[StoredTrajectory]
+    errors: list[dict]  # {"where": "line 3", "message": "..."}
+
+
+@dataclass
+class _PreparedEvent:
+    position: int
+    original_id: str
+    timestamp: Any
+    source: str
+    kind: str
+    type: str
+    cause: str
+    text: str
+    data: Any
+    data_json: bytes  # sorted keys: also the input of the fingerprint
+    fingerprint: bytes
+
+
+@dataclass
+class _Prepared:
+    events: list[_PreparedEvent]
+    images: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # sha -> (bytes, type)
+    chain: list[str] = field(default_factory=list)  # chain fingerprint after each event
+
+    @property
+    def head(self) -> str:
+        return self.chain[0] if self.chain else ""
+
+
+# --- Limits and anonymous sharing -----------------------------------------------------------
+
+
+def ingest_limits() -> Limits:
+    return Limits(
+        max_events=settings.TRAJHUB_MAX_EVENTS,
+        max_field_bytes=settings.TRAJHUB_MAX_FIELD_BYTES,
+        max_depth=settings.TRAJHUB_MAX_JSON_DEPTH,
+    )
+
+
+def _hashed(value: str) -> str:
+    # Cache keys must not carry email addresses in clear (they may end up in Redis dumps).
+    return hashlib.sha256(value.encode()).hexdigest()[:32]
+
+
+def _rate_limit_hit(scope: str, value: str) -> bool:
+    """Count one anonymous share against `scope`; True when the hourly limit is exceeded."""
+    limit = settings.TRAJHUB_ANON_SHARES_PER_HOUR
+    key = f"trajhub:anon-share:{scope}:{_hashed(value)}"
+    cache.add(key, 0, timeout=3600)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=3600)
+        count = 1
+    return count > limit
+
+
+def _check_anonymous_allowed(client_ip: str) -> None:
+    if not settings.TRAJHUB_ANONYMOUS_SHARING:
+        raise SharingRefused(
+            "anonymous sharing is turned off on this site: sign in or send an API token"
+        )
+    if client_ip and _rate_limit_hit("ip", client_ip):
+        raise RateLimited(
+            f"too many anonymous shares from this address (limit "
+            f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later or use an API token"
+        )
+
+
+def _check_email_rate(email: str) -> None:
+    if email and _rate_limit_hit("email", email.lower()):
+        raise RateLimited(
+            f"too many anonymous shares for this email address (limit "
+            f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later"
+        )
+
+
+def normalize_email(value: str) -> str:
+    value = (value or "").strip()
+    if value.lower() in ANON_EMAIL_PLACEHOLDERS or len(value) > 254:
+        return ""
+    # A loose check: the address is only used to find one's own submissions again.
+    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value):
+        return ""
+    return value
+
+
+# --- Cleaning: NUL characters and embedded images -------------------------------------------
+
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png", "png"),
+    (b"\xff\xd8\xff", "image/jpeg", "jpg"),
+    (b"GIF87a", "image/gif", "gif"),
+    (b"GIF89a", "image/gif", "gif"),
+    (b"BM", "image/bmp", "bmp"),
+)
+_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
+               "image/bmp": "bmp"}
+# Raster images only: SVG is markup (scripts) and stays inline, escaped like any other text.
+_DATA_URL = re.compile(
+    r"data:image/(?:png|jpe?g|gif|webp|bmp);base64,([A-Za-z0-9+/]+={0,2})"
+)
+_BASE64_KEYS = {"screenshot_data"}  # OpenHands V1: bare base64 without a data: prefix
+
+
+def _sniff(blob: bytes) -> str | None:
+    for magic, content_type, _ in _IMAGE_MAGIC:
+        if blob.startswith(magic):
+            return content_type
+    if blob[:4] == b"RIFF" and blob[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+class _Cleaner:
+    """Replaces NULs and moves images out, collecting the images it found."""
+
+    def __init__(self) -> None:
+        self.images: dict[str, tuple[bytes, str]] = {}
+
+    def _image_ref(self, payload: str) -> str | None:
+        try:
+            blob = base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        content_type = _sniff(blob)
+        if content_type is None or len(blob) < 16:
+            return None
+        sha = hashlib.sha256(blob).hexdigest()
+        self.images.setdefault(sha, (blob, content_type))
+        return IMAGE_REF_PREFIX + sha
+
+    def text(self, value: str, key: str = "") -> str:
+        if "\x00" in value:
+            value = value.replace("\x00", NUL_REPLACEMENT)
+        if key in _BASE64_KEYS and len(value) > 64 and "data:" not in value[:8]:
+            ref = self._image_ref(value.strip())
+            if ref:
+                return ref
+        if "data:image/" in value:
+            value = _DATA_URL.sub(lambda m: self._image_ref(m.group(1)) or m.group(0), value)
+        return value
+
+    def value(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, str):
+            return self.text(value, key)
+        if isinstance(value, dict):
+            return {
+                (k.replace("\x00", NUL_REPLACEMENT) if isinstance(k, str) else k): self.value(v, k)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(item, key) for item in value]
+        return value
+
+
+def _needs_cleaning(dumped: bytes) -> bool:
+    return b"\\u0000" in dumped or b"data:image/" in dumped or b"screenshot_data" in dumped
+
+
+def _clip(value: Any, length: int) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("\x00", NUL_REPLACEMENT)
+    return text[:length]
+
+
+def _prepare_events(events: list[CanonicalEvent]) -> _Prepared:
+    cleaner = _Cleaner()
+    prepared: list[_PreparedEvent] = []
+    chain: list[str] = []
+    previous = b""
+    for position, event in enumerate(events):
+        data = event.data if isinstance(event.data, dict) else {"value": event.data}
+        dumped = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        if _needs_cleaning(dumped):
+            data = cleaner.value(data)
+            dumped = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        text = event.text or ""
+        if "\x00" in text or "data:image/" in text:
+            text = cleaner.text(text)
+        fingerprint = _event_fingerprint(
+            event.source, event.kind, event.type, event.original_id, dumped
+        )
+        link = hashlib.sha256(previous + fingerprint).digest()
+        chain.append(link.hex())
+        previous = link
+        prepared.append(
+            _PreparedEvent(
+                position=position,
+                original_id=_clip(event.original_id, 100),
+                timestamp=event.timestamp,
+                source=_clip(event.source, 12),
+                kind=_clip(event.kind, 12),
+                type=_clip(event.type, 60),
+                cause=_clip(event.cause, 100),
+                text=text,
+                data=data,
+                data_json=dumped,
+                fingerprint=fingerprint,
+            )
+        )
+    return _Prepared(events=prepared, images=cleaner.images, chain=chain)
+
+
+def _event_fingerprint(source: str, kind: str, type_: str, original_id: str, dumped: bytes) -> bytes:
+    head = orjson.dumps([source, kind, type_, original_id])
+    return hashlib.sha256(head + b"\n" + dumped).digest()
+
+
+def _stored_chain(trajectory: Trajectory, count: int) -> list[str]:
+    """Chain fingerprints of the first `count` stored events (to test "new is a prefix of it")."""
+    chain: list[str] = []
+    previous = b""
+    rows = (
+        Event.objects.filter(trajectory=trajectory, position__lt=count)
+        .order_by("position")
+        .values_list("source", "kind", "type", "original_id", "data")
+    )
+    for source, kind, type_, original_id, data in rows.iterator(chunk_size=500):
+        dumped = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        link = hashlib.sha256(previous + _event_fingerprint(source, kind, type_, original_id, dumped))
+        previous = link.digest()
+        chain.append(link.hexdigest())
+    return chain
+
+
+# --- Storage ---------------------------------------------------------------------------------
+
+
+def _storage():
+    return storages["default"]
+
+
+def _image_path(sha: str, content_type: str) -> str:
+    return f"images/{sha[:2]}/{sha}.{_EXTENSIONS.get(content_type, 'bin')}"
+
+
+def raw_read(trajectory: Trajectory) -> bytes:
+    """The raw upload as it was sent (decompressed)."""
+    if not trajectory.raw_path:
+        return b""
+    with _storage().open(trajectory.raw_path, "rb") as handle:
+        return zstandard.ZstdDecompressor().decompress(handle.read())
+
+
+def image_read(image: Image) -> bytes:
+    with _storage().open(image.path, "rb") as handle:
+        return handle.read()
+
+
+class _WrittenFiles:
+    """Files this ingest wrote: removed again if the transaction that needed them fails."""
+
+    def __init__(self) -> None:
+        self.raw: list[str] = []
+        self.images: list[str] = []  # (path) of content-addressed files that did not exist
+
+    def cleanup(self) -> None:
+        storage = _storage()
+        for path in self.raw:
+            _delete_quietly(storage, path)
+        # An image file may be shared with a concurrent ingest that committed: keep it if a row
+        # refers to it now.
+        kept = set(Image.objects.filter(path__in=self.images).values_list("path", flat=True))
+        for path in self.images:
+            if path not in kept:
+                _delete_quietly(storage, path)
+
+
+def _delete_quietly(storage, path: str) -> None:
+    try:
+        storage.delete(path)
+    except Exception:  # storage hiccup: an orphan file is harmless, a 500 after commit is not
+        logger.warning("could not delete %s from storage", path, exc_info=True)
+
+
+def _write_images(images: dict[str, tuple[bytes, str]], written: _WrittenFiles) -> None:
+    storage = _storage()
+    for sha, (blob, content_type) in images.items():
+        path = _image_path(sha, content_type)
+        if storage.exists(path):
+            continue
+        saved = storage.save(path, ContentFile(blob))
+        written.images.append(saved)
+
+
+def _write_raw(raw: bytes, share_id: str, written: _WrittenFiles) -> str:
+    compressed = zstandard.ZstdCompressor(level=3).compress(raw)
+    name = f"raw/{share_id[:2]}/{share_id}/{secrets.token_hex(8)}.zst"
+    saved = _storage().save(name, ContentFile(compressed))
+    written.raw.append(saved)
+    return saved
+
+
+def _raw_share_payload(record: dict) -> bytes:
+    """A share payload as sent, without the envelope's email and any token (never stored)."""
+    cleaned = {key: value for key, value in record.items() if key not in ("email", "token")}
+    if isinstance(cleaned.get("trajectory"), list):
+        cleaned["trajectory"] = [
+            {k: v for k, v in item.items() if k != "token"} if isinstance(item, dict) else item
+            for item in cleaned["trajectory"]
+        ]
+    return orjson.dumps(cleaned)
+
+
+def _is_share_envelope(record: Any) -> bool:
+    return isinstance(record, dict) and "trajectory" in record and (
+        "email" in record or "token" in record
+    )
+
+
+# --- Ingest -----------------------------------------------------------------------------------
+
+
+def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) -> IngestResult:
+    """Parse an upload and store every trajectory in it (each in its own transaction).
+
+    Raises FormatError when nothing in `data` is readable at all, InvalidShare for options that
+    cannot be honoured, SharingRefused / RateLimited for anonymous callers over their limits.
+    Per-trajectory problems come back in `errors`, located by line or index.
+    """
+    anonymous = user is None or not user.is_authenticated
+    if anonymous:
+        user = None
+        _check_anonymous_allowed(options.client_ip)
+    _validate_options(options)
+
+    value, lines = decode_json(data)
+    result = parse_document(value, format=options.format or None, limits=ingest_limits(), lines=lines)
+
+    text_lines: list[str] | None = None
+    single = len(result.items) == 1 and not lines
+    stored: list[StoredTrajectory] = []
+    errors: list[dict] = []
+    email_checked = False
+    for index, item in enumerate(result.items):
+        if item.error is not None or item.trajectory is None:
+            error = item.error or FormatError("no trajectory found", item.where)
+            errors.append({"where": error.where or item.where, "message": error.message})
+            continue
+        canonical = item.trajectory
+        # Which record of the upload this trajectory came from, for its raw copy.
+        if lines:
+            if text_lines is None:
+                text_lines = data.decode("utf-8").removeprefix("\ufeff").splitlines()
+            record = value[index][1]
+            number = value[index][0]
+            raw = record_raw = text_lines[number - 1].encode("utf-8")
+        elif single:
+            record = value
+            raw = record_raw = data
+        else:
+            record = value[index] if isinstance(value, list) and index < len(value) else value
+            raw = record_raw = orjson.dumps(record)
+        if _is_share_envelope(record):
+            raw = _raw_share_payload(record)
+        del record_raw
+
+        email = normalize_email(options.email or canonical.email) if user is None else ""
+        if user is None and email and not email_checked:
+            _check_email_rate(email)
+            email_checked = True
+        try:
+            stored.append(
+                _store_one(canonical=canonical, raw=raw, user=user, email=email, options=options)
+            )
+        except FormatError as exc:
+            errors.append({"where": exc.where or item.where, "message": exc.message})
+    return IngestResult(stored=stored, errors=errors)
+
+
+def _validate_options(options: ShareOptions) -> None:
+    if options.visibility not in Visibility.values:
+        raise InvalidShare(
+            f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
+        )
+    if options.polarity and options.polarity not in Polarity.values:
+        raise InvalidShare(f"polarity must be one of {', '.join(Polarity.values)}", "polarity")
+    if options.visibility == Visibility.PUBLIC and not options.license_agreed:
+        raise InvalidShare(
+            f"a public trajectory must agree to the site's licence ({settings.TRAJHUB_LICENSE}): "
+            "send license_agreed=true",
+            "license_agreed",
+        )
+    if len(options.session_id) > 200:
+        raise InvalidShare("session_id is longer than 200 characters", "session_id")
+    if len(options.title) > 300:
+        raise InvalidShare("title is longer than 300 characters", "title")
+
+
+def _totals(canonical: CanonicalTrajectory, prepared: _Prepared) -> dict[str, Any]:
+    stamps = [event.timestamp for event in prepared.events if event.timestamp is not None]
+    tokens = canonical.metadata.get("total_tokens")
+    cost = canonical.metadata.get("total_cost")
+    return {
+        "started_at": min(stamps) if stamps else None,
+        "ended_at": max(stamps) if stamps else None,
+        "total_tokens": tokens if isinstance(tokens, int) and not isinstance(tokens, bool)
+        and tokens >= 0 else None,
+        "total_cost": float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        else None,
+    }
+
+
+def _search_text(title: str, prepared: _Prepared) -> str:
+    parts = [title]
+    size = len(title)
+    for event in prepared.events:
+        if size >= SEARCH_TEXT_CHARS:
+            break
+        if event.text:
+            parts.append(event.text)
+            size += len(event.text) + 1
+    return "\n".join(parts)[:SEARCH_TEXT_CHARS]
+
+
+def _advisory_lock(key: str) -> None:
+    """Serialise ingests of one submitter scope (PostgreSQL; SQLite serialises all writes)."""
+    if connection.vendor != "postgresql":
+        return
+    number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [number])
+
+
+def _scope(user: User | None, email: str):
+    if user is not None:
+        return Trajectory.objects.filter(owner=user), f"owner:{user.pk}"
+    if email:
+        return (
+            Trajectory.objects.filter(owner__isnull=True, contact_email__iexact=email),
+            f"email:{email.lower()}",
+        )
+    return None, ""
+
+
+def _find_same_session(
+    scope_qs, session_id: str, prepared: _Prepared
+) -> tuple[Trajectory | None, str]:
+    """The stored trajectory this share continues, and how: "session", "extends", "contained"."""
+    if session_id:
+        match = scope_qs.filter(client_session_id=session_id).order_by("-updated_at").first()
+        return (match, "session") if match else (None, "")
+    candidates = list(
+        scope_qs.filter(head_fingerprint=prepared.head).order_by("-num_events", "-id")
+        .only("id", "num_events", "chain_fingerprint")
+    )
+    count = len(prepared.events)
+    for candidate in candidates:  # the longest stored prefix of the new events wins
+        if 0 < candidate.num_events <= count and (
+            prepared.chain[candidate.num_events - 1] == candidate.chain_fingerprint
+        ):
+            return candidate, "extends"
+    for candidate in candidates:
+        if candidate.num_events > count and _stored_chain(candidate, count) == prepared.chain:
+            return candidate, "contained"
+    return None, ""
+
+
+def _store_one(
+    *,
+    canonical: CanonicalTrajectory,
+    raw: bytes,
+    user: User | None,
+    email: str,
+    options: ShareOptions,
+) -> StoredTrajectory:
+    prepared = _prepare_events(canonical.events)
+    written = _WrittenFiles()
+    try:
+        _write_images(prepared.images, written)
+        with transaction.atomic():
+            stored = _store_in_transaction(
+                canonical=canonical, prepared=prepared, raw=raw, user=user, email=email,
+                options=options, written=written,
+            )
+    except BaseException:
+        written.cleanup()
+        raise
+    return stored
+
+
+def _store_in_transaction(
+    *,
+    canonical: CanonicalTrajectory,
+    prepared: _Prepared,
+    raw: bytes,
+    user: User | None,
+    email: str,
+    options: ShareOptions,
+    written: _WrittenFiles,
+) -> StoredTrajectory:
+    scope_qs, scope_key = _scope(user, email)
+    session_id = options.session_id or canonical.session_id[:200]
+    existing, how = None, ""
+    if scope_qs is not None:
+        _advisory_lock(f"{scope_key}|{session_id or prepared.head}")
+        existing, how = _find_same_session(scope_qs, session_id, prepared)
+        if existing is not None:
+            existing = Trajectory.objects.select_for_update().get(pk=existing.pk)
+
+    public = options.visibility == Visibility.PUBLIC or canonical.permissions == "public"
+    agreed = options.license_agreed or canonical.permissions == "public"
+    polarity = options.polarity or canonical.polarity or Polarity.NONE
+    if polarity not in Polarity.values:
+        polarity = Polarity.NONE
+    fields: dict[str, Any] = {
+        "visibility": Visibility.PUBLIC if public else Visibility.PRIVATE,
+        "polarity": polarity,
+        "feedback_text": (options.feedback_text or canonical.feedback_text).replace(
+            "\x00", NUL_REPLACEMENT
+        ),
+        "source_format": _clip(canonical.source_format, 40),
+        "agent": _clip(canonical.agent, 100),
+        "model_name": _clip(canonical.model, 200),
+        "agent_version": _clip(canonical.agent_version, 100),
+        "metadata": _Cleaner().value(canonical.metadata or {}),
+        "raw_filename": _clip(options.filename, 255),
+        "raw_content_type": _clip(options.content_type, 100),
+    }
+    if agreed:
+        fields["license"] = settings.TRAJHUB_LICENSE
+    password = secrets.token_urlsafe(18) if user is None else None
+
+    if how == "contained":
+        # The stored trajectory already holds everything this share sends: keep the longer one.
+        trajectory = existing
+        fields = {k: v for k, v in fields.items() if k in ("visibility", "polarity", "license")}
+        if options.feedback_text or canonical.feedback_text:
+            fields["feedback_text"] = options.feedback_text or canonical.feedback_text
+        for name, value in fields.items():
+            setattr(trajectory, name, value)
+        if password:
+            trajectory.deletion_password_hashes = [
+                *trajectory.deletion_password_hashes, make_password(password)
+            ]
+        trajectory.save()
+        _on_commit_stored(trajectory.pk, created=False)
+        return StoredTrajectory(trajectory=trajectory, created=False, password=password)
+
+    title = _clip(options.title or canonical.title, 300)
+    fields.update(
+        num_events=len(prepared.events),
+        num_bytes=len(raw),
+        head_fingerprint=prepared.head,
+        chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
+        raw_sha256=hashlib.sha256(raw).hexdigest(),
+        client_session_id=session_id,
+        **_totals(canonical, prepared),
+    )
+    created = existing is None
+    if created:
+        trajectory = Trajectory(
+            owner=user, contact_email=email if user is None else "", title=title, **fields
+        )
+        if password:
+            trajectory.deletion_password_hashes = [make_password(password)]
+        trajectory.search_text = _search_text(title, prepared)
+        trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
+        trajectory.save()
+        first_new = 0
+    else:
+        trajectory = existing
+        old_raw = trajectory.raw_path
+        for name, value in fields.items():
+            setattr(trajectory, name, value)
+        if options.title:
+            trajectory.title = title
+        elif not trajectory.title:
+            trajectory.title = title
+        if trajectory.review_state not in (ReviewState.REJECTED, ReviewState.HIDDEN):
+            # New content has not been scanned: it waits for the scan like a new share.
+            trajectory.review_state = ReviewState.PENDING
+        if password:
+            trajectory.deletion_password_hashes = [
+                *trajectory.deletion_password_hashes, make_password(password)
+            ]
+        trajectory.search_text = _search_text(trajectory.title, prepared)
+        trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
+        trajectory.save()
+        if how == "extends":
+            # The stored events are a prefix of the new ones: only the rest needs writing.
+            first_new = Event.objects.filter(trajectory=trajectory).count()
+        else:
+            Event.objects.filter(trajectory=trajectory).delete()
+            TrajectoryImage.objects.filter(trajectory=trajectory).delete()
+            first_new = 0
+        if old_raw and old_raw != trajectory.raw_path:
+            transaction.on_commit(lambda: _delete_quietly(_storage(), old_raw))
+
+    _insert_events(trajectory, prepared.events[first_new:])
+    _link_images(trajectory, prepared.images)
+    if not created and how != "extends":
+        _delete_orphan_images()
+    _update_search_vector(trajectory)
+    _on_commit_stored(trajectory.pk, created=created)
+    return StoredTrajectory(trajectory=trajectory, created=created, password=password)
+
+
+def _on_commit_stored(pk: int, *, created: bool) -> None:
+    transaction.on_commit(
+        lambda: trajectory_stored.send(sender=Trajectory, trajectory_id=pk, created=created)
+    )
+
+
+def _insert_events(trajectory: Trajectory, events: list[_PreparedEvent]) -> None:
+    if not events:
+        return
+    if connection.vendor == "postgresql":
+        _copy_events(trajectory.pk, events)
+        return
+    for start in range(0, len(events), EVENT_BATCH):
+        Event.objects.bulk_create(
+            [
+                Event(
+                    trajectory=trajectory,
+                    position=event.position,
+                    original_id=event.original_id,
+                    timestamp=event.timestamp,
+                    source=event.source,
+                    kind=event.kind,
+                    type=event.type,
+                    cause=event.cause,
+                    text=event.text,
+                    data=event.data,
+                )
+                for event in events[start : start + EVENT_BATCH]
+            ]
+        )
+
+
+def _copy_events(trajectory_id: int, events: list[_PreparedEvent]) -> None:
+    """One COPY for all rows: several times faster than INSERTs for big trajectories."""
+    table = connection.ops.quote_name(Event._meta.db_table)
+    columns = ("trajectory_id", "position", "original_id", "timestamp", "source", "kind", "type",
+               "cause", "text", "data")
+    sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(sql) as copy:
+            for event in events:
+                copy.write_row(
+                    (
+                        trajectory_id,
+                        event.position,
+                        event.original_id,
+                        event.timestamp,
+                        event.source,
+                        event.kind,
+                        event.type,
+                        event.cause,
+                        event.text,
+                        event.data_json.decode("utf-8"),
+                    )
+                )
+
+
+def _link_images(trajectory: Trajectory, images: dict[str, tuple[bytes, str]]) -> None:
+    if not images:
+        return
+    Image.objects.bulk_create(
+        [
+            Image(
+                sha256=sha,
+                content_type=content_type,
+                size=len(blob),
+                path=_image_path(sha, content_type),
+            )
+            for sha, (blob, content_type) in images.items()
+        ],
+        ignore_conflicts=True,
+    )
+    ids = Image.objects.filter(sha256__in=list(images)).values_list("id", flat=True)
+    TrajectoryImage.objects.bulk_create(
+        [TrajectoryImage(trajectory=trajectory, image_id=image_id) for image_id in ids],
+        ignore_conflicts=True,
+    )
+
+
+def _delete_orphan_images() -> None:
+    """Delete images no trajectory refers to any more (rows now, files once committed)."""
+    orphans = Image.objects.filter(
+        ~Exists(TrajectoryImage.objects.filter(image=OuterRef("pk")))
+    ).select_for_update(skip_locked=connection.features.has_select_for_update_skip_locked)
+    paths = list(orphans.values_list("path", flat=True))
+    if not paths:
+        return
+    Image.objects.filter(path__in=paths).filter(
+        ~Exists(TrajectoryImage.objects.filter(image=OuterRef("pk")))
+    ).delete()
+
+    def remove() -> None:
+        storage = _storage()
+        still_used = set(Image.objects.filter(path__in=paths).values_list("path", flat=True))
+        for path in paths:
+            if path not in still_used:
+                _delete_quietly(storage, path)
+
+    transaction.on_commit(remove)
+
+
+def _update_search_vector(trajectory: Trajectory) -> None:
+    if connection.vendor != "postgresql":
+        return
+    from django.contrib.postgres.search import SearchVector
+
+    Trajectory.objects.filter(pk=trajectory.pk).update(
+        search_vector=SearchVector("title", weight="A", config="english")
+        + SearchVector("search_text", weight="B", config="english")
+    )
+
+
+# --- Update, delete, passwords ------------------------------------------------------------------
+
+UPDATABLE = ("visibility", "title", "polarity", "feedback_text", "license_agreed", "license")
+
+
+@transaction.atomic
+def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
+    """Change what the owner may change: visibility, title, polarity, feedback text, licence.
+
+    Making a trajectory public needs the site's licence agreed (now or before).
+    """
+    unknown = set(fields) - set(UPDATABLE)
+    if unknown:
+        name = sorted(unknown)[0]
+        raise InvalidShare(f"'{name}' cannot be changed", name)
+    changed: list[str] = []
+    agreed = bool(fields.pop("license_agreed", False)) or bool(fields.pop("license", False))
+    if agreed and not trajectory.license:
+        trajectory.license = settings.TRAJHUB_LICENSE
+        changed.append("license")
+    if "visibility" in fields:
+        visibility = fields["visibility"]
+        if visibility not in Visibility.values:
+            raise InvalidShare(
+                f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
+            )
+        if visibility == Visibility.PUBLIC and not trajectory.license:
+            raise InvalidShare(
+                f"a public trajectory must agree to the site's licence "
+                f"({settings.TRAJHUB_LICENSE}): send license_agreed=true",
+                "license_agreed",
+            )
+        trajectory.visibility = visibility
+        changed.append("visibility")
+    if "polarity" in fields:
+        polarity = fields["polarity"] or Polarity.NONE
+        if polarity not in Polarity.values:
+            raise InvalidShare(f"polarity must be one of {', '.join(Polarity.values)}", "polarity")
+        trajectory.polarity = polarity
+        changed.append("polarity")
+    if "title" in fields:
+        title = str(fields["title"] or "").replace("\x00", NUL_REPLACEMENT)
+        if len(title) > 300:
+            raise InvalidShare("title is longer than 300 characters", "title")
+        trajectory.title = title
+        changed.append("title")
+    if "feedback_text" in fields:
+        trajectory.feedback_text = str(fields["feedback_text"] or "").replace(
+            "\x00", NUL_REPLACEMENT
+        )
+        changed.append("feedback_text")
+    if changed:
+        trajectory.save(update_fields=[*changed, "updated_at"])
+        if "title" in changed:
+            _update_search_vector(trajectory)
+    return trajectory
+
+
+@transaction.atomic
+def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombstone:
+    """Delete a trajectory with its events, raw upload and images nobody else uses; keep a tombstone."""
+    share_id = trajectory.share_id
+    was_public = trajectory.is_public
+    raw_path = trajectory.raw_path
+    tombstone, _ = Tombstone.objects.get_or_create(
+        share_id=share_id, defaults={"was_public": was_public, "reason": reason[:40]}
+    )
+    Trajectory.objects.filter(pk=trajectory.pk).delete()
+    _delete_orphan_images()
+    if raw_path:
+        transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))
+    transaction.on_commit(
+        lambda: trajectory_deleted.send(sender=Trajectory, share_id=share_id, was_public=was_public)
+    )
+    return tombstone
+
+
+def trajectory_check_password(*, trajectory: Trajectory, password: str) -> bool:
+    """Whether `password` is one of the deletion passwords issued for this trajectory.
+
+    Every hash is checked (no early exit) so the time does not tell which one matched.
+    """
+    hashes: Iterable[str] = trajectory.deletion_password_hashes or []
+    ok = False
+    checked = 0
+    for encoded in hashes:
+        if isinstance(encoded, str) and check_password(password or "", encoded):
+            ok = True
+        checked += 1
+    if checked == 0:
+        make_password(password or "")  # same work as one check, so absence is not faster
+    return bool(password) and ok
+

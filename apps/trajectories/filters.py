@@ -45,7 +45,9 @@ class TrajectoryFilter(django_filters.FilterSet):
         return trajectory_search(queryset, value)
 
     def filter_ordering(self, queryset: QuerySet[Trajectory], name: str, value: str):
-        return queryset.order_by(*ORDERINGS.get(value or DEFAULT_ORDERING, ORDERINGS[DEFAULT_ORDERING]))
+        return queryset.order_by(
+            *ORDERINGS.get(value or DEFAULT_ORDERING, ORDERINGS[DEFAULT_ORDERING])
+        )
 
     @property
     def ordering_key(self) -> str:

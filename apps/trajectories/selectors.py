@@ -15,7 +15,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from apps.trajectories.importers.base import CanonicalEvent
-from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.models import Event, Image, Trajectory
 from apps.trajectories.redaction import identity, redact_data, redactor
 
 if TYPE_CHECKING:
@@ -48,7 +48,10 @@ def trajectory_get_visible(share_id: str, user: User | None) -> Trajectory:
     if not is_share_id(share_id):
         raise Http404("no such trajectory")
     trajectory = (
-        Trajectory.objects.visible_to(user).select_related("owner").filter(share_id=share_id).first()
+        Trajectory.objects.visible_to(user)
+        .select_related("owner")
+        .filter(share_id=share_id)
+        .first()
     )
     if trajectory is None:
         raise Http404("no such trajectory")
@@ -159,3 +162,10 @@ def canonical_events(trajectory: Trajectory, user: User | None) -> Iterator[Cano
             timestamp=event.timestamp,
             cause=redact(event.cause),
         )
+
+
+def image_of(trajectory: Trajectory, sha256: str) -> Image | None:
+    """An image the trajectory refers to (check the trajectory's visibility first)."""
+    if not is_share_id(sha256):
+        return None
+    return Image.objects.filter(sha256=sha256, trajectory_links__trajectory=trajectory).first()

@@ -203,12 +203,15 @@ _IMAGE_MAGIC = (
     (b"GIF89a", "image/gif", "gif"),
     (b"BM", "image/bmp", "bmp"),
 )
-_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
-               "image/bmp": "bmp"}
+_EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "image/bmp": "bmp",
+}
 # Raster images only: SVG is markup (scripts) and stays inline, escaped like any other text.
-_DATA_URL = re.compile(
-    r"data:image/(?:png|jpe?g|gif|webp|bmp);base64,([A-Za-z0-9+/]+={0,2})"
-)
+_DATA_URL = re.compile(r"data:image/(?:png|jpe?g|gif|webp|bmp);base64,([A-Za-z0-9+/]+={0,2})")
 _BASE64_KEYS = {"screenshot_data"}  # OpenHands V1: bare base64 without a data: prefix
 
 
@@ -311,7 +314,9 @@ def _prepare_events(events: list[CanonicalEvent]) -> _Prepared:
     return _Prepared(events=prepared, images=cleaner.images, chain=chain)
 
 
-def _event_fingerprint(source: str, kind: str, type_: str, original_id: str, dumped: bytes) -> bytes:
+def _event_fingerprint(
+    source: str, kind: str, type_: str, original_id: str, dumped: bytes
+) -> bytes:
     head = orjson.dumps([source, kind, type_, original_id])
     return hashlib.sha256(head + b"\n" + dumped).digest()
 
@@ -327,7 +332,9 @@ def _stored_chain(trajectory: Trajectory, count: int) -> list[str]:
     )
     for source, kind, type_, original_id, data in rows.iterator(chunk_size=500):
         dumped = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
-        link = hashlib.sha256(previous + _event_fingerprint(source, kind, type_, original_id, dumped))
+        link = hashlib.sha256(
+            previous + _event_fingerprint(source, kind, type_, original_id, dumped)
+        )
         previous = link.digest()
         chain.append(link.hexdigest())
     return chain
@@ -413,8 +420,10 @@ def _raw_share_payload(record: dict) -> bytes:
 
 
 def _is_share_envelope(record: Any) -> bool:
-    return isinstance(record, dict) and "trajectory" in record and (
-        "email" in record or "token" in record
+    return (
+        isinstance(record, dict)
+        and "trajectory" in record
+        and ("email" in record or "token" in record)
     )
 
 
@@ -435,7 +444,9 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
     _validate_options(options)
 
     value, lines = decode_json(data)
-    result = parse_document(value, format=options.format or None, limits=ingest_limits(), lines=lines)
+    result = parse_document(
+        value, format=options.format or None, limits=ingest_limits(), lines=lines
+    )
 
     text_lines: list[str] | None = None
     single = len(result.items) == 1 and not lines
@@ -504,9 +515,11 @@ def _totals(canonical: CanonicalTrajectory, prepared: _Prepared) -> dict[str, An
     return {
         "started_at": min(stamps) if stamps else None,
         "ended_at": max(stamps) if stamps else None,
-        "total_tokens": tokens if isinstance(tokens, int) and not isinstance(tokens, bool)
-        and tokens >= 0 else None,
-        "total_cost": float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        "total_tokens": tokens
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
+        else None,
+        "total_cost": float(cost)
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool)
         else None,
     }
 
@@ -551,7 +564,8 @@ def _find_same_session(
         match = scope_qs.filter(client_session_id=session_id).order_by("-updated_at").first()
         return (match, "session") if match else (None, "")
     candidates = list(
-        scope_qs.filter(head_fingerprint=prepared.head).order_by("-num_events", "-id")
+        scope_qs.filter(head_fingerprint=prepared.head)
+        .order_by("-num_events", "-id")
         .only("id", "num_events", "chain_fingerprint")
     )
     count = len(prepared.events)
@@ -580,8 +594,13 @@ def _store_one(
         _write_images(prepared.images, written)
         with transaction.atomic():
             stored = _store_in_transaction(
-                canonical=canonical, prepared=prepared, raw=raw, user=user, email=email,
-                options=options, written=written,
+                canonical=canonical,
+                prepared=prepared,
+                raw=raw,
+                user=user,
+                email=email,
+                options=options,
+                written=written,
             )
     except BaseException:
         written.cleanup()
@@ -641,7 +660,8 @@ def _store_in_transaction(
             setattr(trajectory, name, value)
         if password:
             trajectory.deletion_password_hashes = [
-                *trajectory.deletion_password_hashes, make_password(password)
+                *trajectory.deletion_password_hashes,
+                make_password(password),
             ]
         trajectory.save()
         _on_commit_stored(trajectory.pk, created=False)
@@ -682,7 +702,8 @@ def _store_in_transaction(
             trajectory.review_state = ReviewState.PENDING
         if password:
             trajectory.deletion_password_hashes = [
-                *trajectory.deletion_password_hashes, make_password(password)
+                *trajectory.deletion_password_hashes,
+                make_password(password),
             ]
         trajectory.search_text = _search_text(trajectory.title, prepared)
         trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
@@ -741,8 +762,18 @@ def _insert_events(trajectory: Trajectory, events: list[_PreparedEvent]) -> None
 def _copy_events(trajectory_id: int, events: list[_PreparedEvent]) -> None:
     """One COPY for all rows: several times faster than INSERTs for big trajectories."""
     table = connection.ops.quote_name(Event._meta.db_table)
-    columns = ("trajectory_id", "position", "original_id", "timestamp", "source", "kind", "type",
-               "cause", "text", "data")
+    columns = (
+        "trajectory_id",
+        "position",
+        "original_id",
+        "timestamp",
+        "source",
+        "kind",
+        "type",
+        "cause",
+        "text",
+        "data",
+    )
     sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
     with connection.cursor() as cursor:
         with cursor.cursor.copy(sql) as copy:
@@ -910,4 +941,3 @@ def trajectory_check_password(*, trajectory: Trajectory, password: str) -> bool:
     if checked == 0:
         make_password(password or "")  # same work as one check, so absence is not faster
     return bool(password) and ok
-

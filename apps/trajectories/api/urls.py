@@ -1,4 +1,28 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from apps.trajectories.api import views
 
 app_name = "api"
-urlpatterns: list = []
+urlpatterns = [
+    path("trajectories", views.TrajectoryListView.as_view(), name="trajectory-list"),
+    path(
+        "trajectories/<str:share_id>",
+        views.TrajectoryDetailView.as_view(),
+        name="trajectory-detail",
+    ),
+    path(
+        "trajectories/<str:share_id>/events",
+        views.TrajectoryEventsView.as_view(),
+        name="trajectory-events",
+    ),
+    path(
+        "trajectories/<str:share_id>/download",
+        views.TrajectoryDownloadView.as_view(),
+        name="trajectory-download",
+    ),
+    path(
+        "trajectories/<str:share_id>/images/<str:sha256>",
+        views.TrajectoryImageView.as_view(),
+        name="trajectory-image",
+    ),
+]

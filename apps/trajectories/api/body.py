@@ -1,0 +1,142 @@
+"""Reading upload bodies within the limits, without letting Django buffer them first.
+
+The request body limit is checked against Content-Length before anything is read, and again
+while streaming (a client may lie); gzip is inflated incrementally and stops at the
+decompressed limit, so a gzip bomb costs at most the limit in memory.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.http import HttpRequest
+
+CHUNK = 256 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class BodyError(Exception):
+    """A body that cannot be read: `status` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400, where: str = "body"):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.where = where
+
+
+def _mb(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):g} MB"
+    return f"{size:,} bytes"
+
+
+def declared_length(request: HttpRequest) -> int | None:
+    value = request.META.get("CONTENT_LENGTH") or ""
+    if not value:
+        return None
+    try:
+        length = int(value)
+    except ValueError:
+        raise BodyError(
+            "the Content-Length header is not a number", where="Content-Length"
+        ) from None
+    if length < 0:
+        raise BodyError("the Content-Length header is negative", where="Content-Length")
+    return length
+
+
+def check_declared_length(request: HttpRequest) -> None:
+    """413 before reading a byte when the client announces a body over the limit."""
+    limit = settings.TRAJHUB_MAX_BODY_BYTES
+    length = declared_length(request)
+    if length is not None and length > limit:
+        raise BodyError(
+            f"the request body is {_mb(length)}, over the limit of {_mb(limit)}", status=413
+        )
+
+
+def content_encoding(request: HttpRequest) -> str:
+    encoding = (request.META.get("HTTP_CONTENT_ENCODING") or "").strip().lower()
+    if encoding in ("", "identity"):
+        return ""
+    if encoding in ("gzip", "x-gzip"):
+        return "gzip"
+    raise BodyError(
+        f"Content-Encoding '{encoding}' is not supported; send gzip or no encoding",
+        status=415,
+        where="Content-Encoding",
+    )
+
+
+def _stream_chunks(request: HttpRequest) -> Iterable[bytes]:
+    if hasattr(request, "_body"):  # something already read it: use what is there
+        yield request._body
+        return
+    while True:
+        chunk = request.read(CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def read_request_body(request: HttpRequest) -> bytes:
+    """The (inflated) request body, enforcing the body and decompressed-size limits."""
+    check_declared_length(request)
+    encoding = content_encoding(request)
+    limit = settings.TRAJHUB_MAX_BODY_BYTES
+    chunks: list[bytes] = []
+    total = 0
+    for chunk in _stream_chunks(request):
+        total += len(chunk)
+        if total > limit:
+            raise BodyError(f"the request body is over the limit of {_mb(limit)}", status=413)
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    del chunks
+    if encoding == "gzip":
+        return gunzip(body)
+    return body
+
+
+def gunzip(data: bytes) -> bytes:
+    """Inflate gzip `data`, refusing to produce more than the decompressed-size limit."""
+    limit = settings.TRAJHUB_MAX_DECOMPRESSED_BYTES
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    parts: list[bytes] = []
+    produced = 0
+    pending = data
+    try:
+        while pending:
+            part = inflater.decompress(pending, limit - produced + 1)
+            produced += len(part)
+            if produced > limit:
+                raise BodyError(
+                    f"the gzip body inflates past the limit of {_mb(limit)}", status=413
+                )
+            parts.append(part)
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                # Concatenated gzip members are valid gzip: continue with the next one.
+                rest = inflater.unused_data
+                if rest and rest.strip(b"\x00"):
+                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                    pending = rest
+                else:
+                    break
+            elif not part and not pending:
+                break
+        if not inflater.eof:
+            raise BodyError("the gzip body is truncated")
+    except zlib.error as exc:
+        raise BodyError(f"the body is not valid gzip ({exc})") from None
+    return b"".join(parts)
+
+
+def maybe_gunzip(data: bytes) -> bytes:
+    """Uploaded files may be .gz: inflate those (within the limit), pass others through."""
+    if data[:2] == GZIP_MAGIC:
+        return gunzip(data)
+    return data

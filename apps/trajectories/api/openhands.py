@@ -1,0 +1,102 @@
+"""The OpenHands drop-in: what OpenHands' share (feedback) button posts, answered as it expects.
+
+OpenHands posts the share payload (`{version, email, polarity, feedback, permissions,
+trajectory, token?}`) as one plain JSON body, server to server, without auth or CSRF token, and
+reads the answer's `body` as an object (see shared/OPENHANDS.md 1.2-1.6). It treats any status
+but 200 as a failure, so errors keep the same envelope with a 4xx status and a message that the
+older UIs show to the person.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework.exceptions import AuthenticationFailed
+
+from apps.accounts.authentication import ApiTokenAuthentication
+from apps.trajectories import services
+from apps.trajectories.api.body import BodyError, read_request_body
+from apps.trajectories.api.views import client_ip
+from apps.trajectories.importers import FORMATS, FormatError
+from apps.trajectories.selectors import is_share_id
+
+logger = logging.getLogger(__name__)
+
+SUCCESS_MESSAGE = "Feedback submitted successfully"
+PAYLOAD_SHAPE = (
+    "expected the OpenHands share payload: a JSON object with version, email, polarity, "
+    "permissions and trajectory"
+)
+
+
+def _envelope(status: int, message: str, **body: str) -> JsonResponse:
+    return JsonResponse({"statusCode": status, "body": {"message": message, **body}}, status=status)
+
+
+def _share_format() -> str | None:
+    """The share-payload importer, if registered; else detection decides."""
+    for name in FORMATS:
+        if name.startswith("openhands_share"):
+            return name
+    return None
+
+
+@csrf_exempt
+def share_od_trajectory(request: HttpRequest) -> JsonResponse:
+    """POST /share_od_trajectory and /api/share: store one OpenHands share, answer the envelope."""
+    if request.method != "POST":
+        response = _envelope(405, "send the share payload with POST")
+        response["Allow"] = "POST"
+        return response
+    user = None
+    try:
+        authenticated = ApiTokenAuthentication().authenticate(request)
+    except AuthenticationFailed as exc:
+        return _envelope(401, str(exc.detail))
+    if authenticated is not None:
+        user = authenticated[0]
+    try:
+        data = read_request_body(request)
+    except BodyError as exc:
+        return _envelope(exc.status, exc.message)
+    if not data.lstrip()[:1] == b"{":
+        # OpenHands always sends one object; anything else is not a share payload.
+        message = "the body is empty" if not data.strip() else PAYLOAD_SHAPE
+        return _envelope(400, message)
+    options = services.ShareOptions(
+        format=_share_format(),
+        content_type="application/json",
+        filename="share_payload.json",
+        client_ip=client_ip(request),
+    )
+    try:
+        result = services.trajectory_ingest(data=data, user=user, options=options)
+    except FormatError as exc:
+        message = f"{exc.where}: {exc.message}" if exc.where else exc.message
+        return _envelope(400, message)
+    except services.SharingRefused as exc:
+        return _envelope(exc.status_code, exc.message)
+    del data
+    if not result.stored:
+        error = result.errors[0] if result.errors else {"where": "", "message": "no trajectory"}
+        where = error.get("where")
+        return _envelope(400, f"{where}: {error['message']}" if where else error["message"])
+    stored = result.stored[0]
+    return _envelope(
+        200,
+        SUCCESS_MESSAGE,
+        feedback_id=stored.trajectory.share_id,
+        password=stored.password or "",
+    )
+
+
+def share_redirect(request: HttpRequest):
+    """GET /share?share_id=<id> (the link OpenHands shows) leads to the trajectory page."""
+    share_id = (request.GET.get("share_id") or request.GET.get("feedback_id") or "").strip().lower()
+    if not is_share_id(share_id):
+        from django.http import Http404
+
+        raise Http404("no such trajectory")
+    return HttpResponseRedirect(f"/t/{share_id}/")

@@ -1,0 +1,196 @@
+"""Input and output serializers of the trajectory API (inputs validate, outputs shape)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.trajectories.models import Polarity, Trajectory, Visibility
+from apps.trajectories.redaction import identity, redactor
+
+EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt")
+
+
+class ShareOptionsInputSerializer(serializers.Serializer):
+    """Options of POST /trajectories: multipart form fields, or query parameters with a JSON body."""
+
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+    polarity = serializers.ChoiceField(choices=Polarity.choices, required=False, allow_blank=True)
+    feedback_text = serializers.CharField(
+        required=False, allow_blank=True, max_length=10_000, trim_whitespace=False
+    )
+    session_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    license_agreed = serializers.BooleanField(required=False, default=False)
+    format = serializers.CharField(required=False, allow_blank=True, max_length=40)
+    email = serializers.EmailField(
+        required=False, allow_blank=True, help_text="Anonymous shares only; never shown."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("visibility") == Visibility.PUBLIC and not attrs.get("license_agreed"):
+            raise serializers.ValidationError(
+                {
+                    "license_agreed": (
+                        f"a public trajectory must agree to the site's licence "
+                        f"({settings.TRAJHUB_LICENSE}): send license_agreed=true"
+                    )
+                }
+            )
+        return attrs
+
+
+class ShareUploadSerializer(ShareOptionsInputSerializer):
+    """The multipart form (for the schema): a file plus the share options."""
+
+    file = serializers.FileField(help_text="A trajectory file in any supported format (.gz too).")
+
+
+class TrajectoryUpdateInputSerializer(serializers.Serializer):
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    polarity = serializers.ChoiceField(choices=Polarity.choices, required=False)
+    feedback_text = serializers.CharField(
+        required=False, allow_blank=True, max_length=10_000, trim_whitespace=False
+    )
+    license_agreed = serializers.BooleanField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = (
+            set(self.initial_data) - set(self.fields) if hasattr(self, "initial_data") else set()
+        )
+        if unknown:
+            name = sorted(unknown)[0]
+            raise serializers.ValidationError({name: "this field cannot be changed"})
+        if not attrs:
+            raise serializers.ValidationError(
+                "nothing to change: send visibility, title, polarity, feedback_text or license_agreed"
+            )
+        return attrs
+
+
+class DownloadQuerySerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=EXPORT_CHOICES, default="openhands")
+
+
+def _redact_for(instance: Trajectory, context: dict[str, Any]):
+    manage = context.get("can_manage")
+    if manage is not None and manage(instance):
+        return identity
+    return redactor(instance.redactions)
+
+
+class TrajectoryOutputSerializer(serializers.ModelSerializer):
+    """A trajectory as the API shows it. Public callers get redacted title and feedback."""
+
+    id = serializers.CharField(source="share_id", read_only=True)
+    url = serializers.SerializerMethodField()
+    api_url = serializers.SerializerMethodField()
+    model = serializers.CharField(source="model_name", read_only=True)
+    owner = serializers.SerializerMethodField()
+    title = serializers.SerializerMethodField()
+    feedback_text = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Trajectory
+        fields = [
+            "id",
+            "url",
+            "api_url",
+            "title",
+            "owner",
+            "source_format",
+            "agent",
+            "model",
+            "agent_version",
+            "polarity",
+            "feedback_text",
+            "visibility",
+            "review_state",
+            "license",
+            "num_events",
+            "num_bytes",
+            "started_at",
+            "ended_at",
+            "total_tokens",
+            "total_cost",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, instance: Trajectory) -> str:
+        return f"{settings.SITE_URL}/t/{instance.share_id}/"
+
+    def get_api_url(self, instance: Trajectory) -> str:
+        return f"{settings.SITE_URL}/api/v1/trajectories/{instance.share_id}"
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_owner(self, instance: Trajectory) -> str | None:
+        return instance.owner.username if instance.owner_id else None
+
+    def get_title(self, instance: Trajectory) -> str:
+        return _redact_for(instance, self.context)(instance.title)
+
+    def get_feedback_text(self, instance: Trajectory) -> str:
+        return _redact_for(instance, self.context)(instance.feedback_text)
+
+
+class StoredTrajectoryOutputSerializer(TrajectoryOutputSerializer):
+    """An item of the POST answer: the trajectory, whether it is new, and its password (once)."""
+
+    created = serializers.SerializerMethodField()
+    password = serializers.SerializerMethodField()
+
+    class Meta(TrajectoryOutputSerializer.Meta):
+        fields = [*TrajectoryOutputSerializer.Meta.fields, "created", "password"]
+        read_only_fields = fields
+
+    def get_created(self, instance: Trajectory) -> bool:
+        return bool(self.context.get("created", {}).get(instance.pk))
+
+    @extend_schema_field(
+        serializers.CharField(
+            allow_null=True, help_text="Anonymous shares: the deletion password, shown once."
+        )
+    )
+    def get_password(self, instance: Trajectory) -> str | None:
+        return self.context.get("passwords", {}).get(instance.pk)
+
+
+class ItemErrorSerializer(serializers.Serializer):
+    where = serializers.CharField()
+    message = serializers.CharField()
+
+
+class IngestOutputSerializer(serializers.Serializer):
+    trajectories = StoredTrajectoryOutputSerializer(many=True)
+    errors = ItemErrorSerializer(many=True)
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    where = serializers.CharField(required=False)
+
+
+class ErrorOutputSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+class EventOutputSerializer(serializers.Serializer):
+    """An event (already redacted by the selector for callers who are not owner or moderator)."""
+
+    position = serializers.IntegerField()
+    id = serializers.CharField(source="original_id")
+    timestamp = serializers.DateTimeField(allow_null=True)
+    source = serializers.CharField()
+    kind = serializers.CharField()
+    type = serializers.CharField()
+    cause = serializers.CharField()
+    text = serializers.CharField()
+    data = serializers.JSONField(
+        help_text='The original fields; embedded images are "trajhub-image:<sha256>" references.'
+    )

@@ -1,0 +1,488 @@
+"""The trajectory REST API (/api/v1/). Thin: validate input, call services/selectors, shape output."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
+from rest_framework import serializers
+from rest_framework.pagination import CursorPagination
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.trajectories import selectors, services
+from apps.trajectories.api.body import BodyError, maybe_gunzip, read_request_body
+from apps.trajectories.api.errors import ApiError, UnsupportedMediaType
+from apps.trajectories.api.serializers import (
+    DownloadQuerySerializer,
+    ErrorOutputSerializer,
+    EventOutputSerializer,
+    IngestOutputSerializer,
+    ShareOptionsInputSerializer,
+    ShareUploadSerializer,
+    StoredTrajectoryOutputSerializer,
+    TrajectoryOutputSerializer,
+    TrajectoryUpdateInputSerializer,
+)
+from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
+from apps.trajectories.models import Trajectory
+
+JSON_TYPES = {
+    "application/json",
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/x-jsonlines",
+    "application/jsonlines",
+    "application/json-seq",
+}
+FILE_FIELD = "file"
+ERRORS = {
+    400: ErrorOutputSerializer,
+    403: ErrorOutputSerializer,
+    404: ErrorOutputSerializer,
+}
+
+
+def client_ip(request) -> str:
+    """The caller's address for rate limits. Behind a proxy, the proxy must set REMOTE_ADDR."""
+    return request.META.get("REMOTE_ADDR", "") or ""
+
+
+def _body_error(exc: BodyError) -> ApiError:
+    return ApiError(exc.message, exc.where, status_code=exc.status)
+
+
+class RawJsonParser(BaseParser):
+    """Declares the JSON body for the schema and content negotiation; the view reads the
+    stream itself (read_request_body) so the size limits apply while reading."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):  # pragma: no cover
+        raise ApiError("internal: the share body is read by the view")
+
+
+class TrajectoryCursorPagination(CursorPagination):
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 200
+    ordering = ORDERINGS[DEFAULT_ORDERING]
+
+    def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
+        key = getattr(view, "ordering_key", DEFAULT_ORDERING)
+        return ORDERINGS.get(key, ORDERINGS[DEFAULT_ORDERING])
+
+
+class EventCursorPagination(CursorPagination):
+    page_size = 100
+    page_size_query_param = "limit"
+    max_page_size = 1000
+    ordering = ("position",)
+
+
+def _serializer_context(request: Request, **extra: Any) -> dict[str, Any]:
+    user = request.user
+    return {
+        "request": request,
+        "can_manage": lambda trajectory: selectors.can_manage(trajectory, user),
+        **extra,
+    }
+
+
+def _user(request: Request):
+    return request.user if request.user and request.user.is_authenticated else None
+
+
+class TrajectoryListView(APIView):
+    """GET: public trajectories (or ?owner=me: the caller's own). POST: share trajectories."""
+
+    permission_classes = [AllowAny]
+    parser_classes = [RawJsonParser, MultiPartParser, FormParser]
+    ordering_key = DEFAULT_ORDERING
+
+    @extend_schema(
+        operation_id="trajectories_list",
+        summary="List public trajectories",
+        description=(
+            "Public, approved trajectories, newest first, with cursor pagination. "
+            "`owner=me` lists the caller's own trajectories of every visibility and review state."
+        ),
+        parameters=[
+            OpenApiParameter("owner", str, enum=["me"], description="Only the caller's own."),
+            OpenApiParameter("q", str, description="Full-text search."),
+            OpenApiParameter("agent", str),
+            OpenApiParameter("model", str),
+            OpenApiParameter("polarity", str, enum=["positive", "negative", "none"]),
+            OpenApiParameter("source_format", str),
+            OpenApiParameter("created_after", OpenApiTypes.DATETIME),
+            OpenApiParameter("created_before", OpenApiTypes.DATETIME),
+            OpenApiParameter("ordering", str, enum=list(ORDERINGS)),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int, description="Page size (at most 200)."),
+        ],
+        responses={200: TrajectoryOutputSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        owner = request.query_params.get("owner", "")
+        if owner:
+            if owner != "me":
+                raise ApiError("owner accepts only 'me'", "owner")
+            user = _user(request)
+            if user is None:
+                raise ApiError("sign in or send an API token to list your own", "owner", 401)
+            queryset = selectors.trajectory_list_owned(user)
+        else:
+            queryset = selectors.trajectory_list_public()
+        queryset = queryset.defer("search_text", "search_vector", "deletion_password_hashes")
+        filterset = TrajectoryFilter(request.query_params, queryset=queryset, request=request)
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        self.ordering_key = filterset.form.cleaned_data.get("ordering") or DEFAULT_ORDERING
+        paginator = TrajectoryCursorPagination()
+        page = paginator.paginate_queryset(filterset.qs, request, view=self)
+        data = TrajectoryOutputSerializer(
+            page, many=True, context=_serializer_context(request)
+        ).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        operation_id="trajectories_create",
+        summary="Share trajectories",
+        description=(
+            "Send a trajectory file in any supported format, as the JSON body (options as query "
+            "parameters) or as a multipart upload (`file` plus the options as form fields). "
+            "`Content-Encoding: gzip` is accepted. Each trajectory in the file is stored or "
+            "reported: 201 if all were stored, 207 if some were, 400 if none. Anonymous shares "
+            "get a deletion password, shown only in this answer."
+        ),
+        parameters=[
+            OpenApiParameter(name, str, description="With a JSON body: " + help_text)
+            for name, help_text in (
+                ("visibility", "private (default) or public"),
+                ("polarity", "positive, negative or none"),
+                ("feedback_text", "what went well or badly"),
+                ("session_id", "the client's session id: a later share updates the same one"),
+                ("title", "title"),
+                ("license_agreed", "true to agree to the site's licence (needed for public)"),
+                ("format", "force a format instead of detecting it"),
+                ("email", "anonymous shares: a contact address, never shown"),
+            )
+        ],
+        request={
+            "application/json": OpenApiTypes.ANY,
+            "multipart/form-data": ShareUploadSerializer,
+        },
+        responses={
+            201: IngestOutputSerializer,
+            207: IngestOutputSerializer,
+            400: ErrorOutputSerializer,
+            413: ErrorOutputSerializer,
+            415: ErrorOutputSerializer,
+            429: ErrorOutputSerializer,
+        },
+        examples=[
+            OpenApiExample(
+                "OpenHands event array",
+                value=[
+                    {"id": 1, "source": "user", "action": "message", "args": {"content": "hi"}},
+                ],
+                request_only=True,
+                media_type="application/json",
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        content_type = (request.content_type or "").split(";")[0].strip().lower()
+        try:
+            if content_type == "multipart/form-data":
+                data, options_data, filename, file_type = self._read_multipart(request)
+            elif content_type in JSON_TYPES or content_type.endswith("+json"):
+                data = read_request_body(request._request)
+                options_data = request.query_params
+                filename, file_type = request.query_params.get("filename", ""), content_type
+            else:
+                raise UnsupportedMediaType(
+                    f"Content-Type '{content_type or '(none)'}' is not accepted: send the file as "
+                    "application/json (or JSON Lines), or as multipart/form-data in a 'file' field",
+                    "Content-Type",
+                )
+        except BodyError as exc:
+            raise _body_error(exc) from None
+
+        options_in = ShareOptionsInputSerializer(data=_plain(options_data))
+        options_in.is_valid(raise_exception=True)
+        values = options_in.validated_data
+        options = services.ShareOptions(
+            visibility=values["visibility"],
+            polarity=values.get("polarity", ""),
+            feedback_text=values.get("feedback_text", ""),
+            session_id=values.get("session_id", ""),
+            title=values.get("title", ""),
+            license_agreed=values.get("license_agreed", False),
+            email=values.get("email", ""),
+            format=values.get("format") or None,
+            filename=filename,
+            content_type=file_type,
+            client_ip=client_ip(request),
+        )
+        result = services.trajectory_ingest(data=data, user=_user(request), options=options)
+        del data
+        trajectories = [item.trajectory for item in result.stored]
+        context = _serializer_context(
+            request,
+            created={item.trajectory.pk: item.created for item in result.stored},
+            passwords={
+                item.trajectory.pk: item.password for item in result.stored if item.password
+            },
+        )
+        body = {
+            "trajectories": StoredTrajectoryOutputSerializer(
+                trajectories, many=True, context=context
+            ).data,
+            "errors": result.errors,
+        }
+        if not trajectories:
+            first = result.errors[0] if result.errors else {"where": "", "message": "no trajectory"}
+            message = (
+                first["message"]
+                if len(result.errors) == 1
+                else (
+                    f"none of the {len(result.errors)} trajectories could be stored; first: "
+                    f"{first['message']}"
+                )
+            )
+            body["error"] = {"message": message, "where": first["where"]}
+            return Response(body, status=400)
+        return Response(body, status=207 if result.errors else 201)
+
+    def _read_multipart(self, request: Request) -> tuple[bytes, Any, str, str]:
+        from apps.trajectories.api.body import check_declared_length
+
+        check_declared_length(request._request)
+        upload = request.FILES.get(FILE_FIELD)
+        if upload is None:
+            raise ApiError(f"the upload has no '{FILE_FIELD}' field", FILE_FIELD)
+        from django.conf import settings
+
+        if upload.size is not None and upload.size > settings.TRAJHUB_MAX_BODY_BYTES:
+            raise BodyError("the file is over the size limit", status=413, where=FILE_FIELD)
+        data = maybe_gunzip(upload.read())
+        return data, request.data, upload.name or "", upload.content_type or ""
+
+
+def _plain(values: Any) -> dict[str, Any]:
+    """First value of each key (QueryDict), without the file field."""
+    if hasattr(values, "getlist"):
+        return {key: values.get(key) for key in values.keys() if key != FILE_FIELD}
+    return {key: value for key, value in dict(values).items() if key != FILE_FIELD}
+
+
+class TrajectoryDetailView(APIView):
+    """GET one trajectory; PATCH (owner); DELETE (owner, staff, or the deletion password)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="trajectories_retrieve",
+        summary="A trajectory",
+        responses={200: TrajectoryOutputSerializer, 404: ErrorOutputSerializer},
+    )
+    def get(self, request: Request, share_id: str) -> Response:
+        trajectory = selectors.trajectory_get_visible(share_id, _user(request))
+        return Response(
+            TrajectoryOutputSerializer(trajectory, context=_serializer_context(request)).data
+        )
+
+    @extend_schema(
+        operation_id="trajectories_update",
+        summary="Change a trajectory (owner)",
+        request=TrajectoryUpdateInputSerializer,
+        responses={200: TrajectoryOutputSerializer, **ERRORS},
+    )
+    def patch(self, request: Request, share_id: str) -> Response:
+        user = _user(request)
+        trajectory = selectors.trajectory_get_visible(share_id, user)
+        if not selectors.is_owner(trajectory, user):
+            raise ApiError("only the owner can change this trajectory", status_code=403)
+        if not isinstance(request.data, dict):
+            raise ApiError("send a JSON object of the fields to change", "body")
+        changes = TrajectoryUpdateInputSerializer(data=request.data)
+        changes.is_valid(raise_exception=True)
+        trajectory = services.trajectory_update(trajectory=trajectory, **changes.validated_data)
+        return Response(
+            TrajectoryOutputSerializer(trajectory, context=_serializer_context(request)).data
+        )
+
+    @extend_schema(
+        operation_id="trajectories_destroy",
+        summary="Delete a trajectory",
+        description=(
+            "The owner or staff, or anyone sending the deletion password of an anonymous share "
+            "in the `X-Deletion-Password` header. A tombstone (id and date) stays."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "X-Deletion-Password", str, location=OpenApiParameter.HEADER, required=False
+            )
+        ],
+        responses={204: None, **ERRORS},
+    )
+    def delete(self, request: Request, share_id: str) -> Response:
+        user = _user(request)
+        password = request.headers.get("X-Deletion-Password")
+        if password is not None:
+            trajectory = selectors.trajectory_get_any(share_id)
+            if not services.trajectory_check_password(trajectory=trajectory, password=password):
+                raise ApiError(
+                    "the deletion password is wrong", "X-Deletion-Password", status_code=403
+                )
+            services.trajectory_delete(trajectory=trajectory, reason="password")
+            return Response(status=204)
+        trajectory = selectors.trajectory_get_visible(share_id, user)
+        if selectors.is_owner(trajectory, user):
+            reason = "owner"
+        elif user is not None and user.is_staff:
+            reason = "staff"
+        else:
+            raise ApiError(
+                "only the owner or staff can delete this trajectory (or send its deletion "
+                "password in X-Deletion-Password)",
+                status_code=403,
+            )
+        services.trajectory_delete(trajectory=trajectory, reason=reason)
+        return Response(status=204)
+
+
+class TrajectoryEventsView(APIView):
+    """The events of a trajectory, in order, paginated; redacted unless owner or moderator."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="trajectories_events",
+        summary="Events of a trajectory",
+        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        responses={200: EventOutputSerializer(many=True), 404: ErrorOutputSerializer},
+    )
+    def get(self, request: Request, share_id: str) -> Response:
+        user = _user(request)
+        trajectory = selectors.trajectory_get_visible(share_id, user)
+        paginator = EventCursorPagination()
+        page = paginator.paginate_queryset(selectors.event_queryset(trajectory), request, view=self)
+        redact = selectors.redactor_for(trajectory, user)
+        views = [selectors.event_view(event, redact) for event in page]
+        return paginator.get_paginated_response(EventOutputSerializer(views, many=True).data)
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class TrajectoryDownloadView(APIView):
+    """The raw upload (owner and moderators) or an export built from (redacted) events."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="trajectories_download",
+        summary="Download a trajectory",
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                enum=["original", "openhands", "openai", "sharegpt"],
+                description="original: the upload as sent (owner and moderators only).",
+            )
+        ],
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY),
+            **ERRORS,
+        },
+    )
+    def get(self, request: Request, share_id: str) -> HttpResponse:
+        user = _user(request)
+        trajectory = selectors.trajectory_get_visible(share_id, user)
+        query = DownloadQuerySerializer(
+            data={"format": request.query_params.get("format")}
+            if "format" in request.query_params
+            else {}
+        )
+        query.is_valid(raise_exception=True)
+        fmt = query.validated_data["format"]
+        if fmt == "original":
+            if not selectors.can_manage(trajectory, user):
+                raise ApiError(
+                    "only the owner and moderators can download the original upload; "
+                    "choose format=openhands, openai or sharegpt",
+                    "format",
+                    status_code=403,
+                )
+            content = services.raw_read(trajectory)
+            name = _SAFE_NAME.sub("_", trajectory.raw_filename or "")[:100] or (
+                f"{trajectory.share_id}.json"
+            )
+            content_type = (
+                "application/json" if name.endswith(".json") else ("application/octet-stream")
+            )
+        else:
+            content = _export(trajectory, user, fmt)
+            name = f"{trajectory.share_id}.{fmt}.json"
+            content_type = "application/json"
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = content_disposition_header(True, name)
+        return response
+
+
+def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
+    from apps.trajectories import exporters
+
+    redact = selectors.redactor_for(trajectory, user)
+    events = list(selectors.canonical_events(trajectory, user))
+    meta = {
+        "id": trajectory.share_id,
+        "title": redact(trajectory.title),
+        "agent": trajectory.agent,
+        "model": trajectory.model_name,
+        "agent_version": trajectory.agent_version,
+        "source_format": trajectory.source_format,
+        "polarity": trajectory.polarity,
+        "feedback_text": redact(trajectory.feedback_text),
+        "license": trajectory.license,
+        "url": trajectory.get_absolute_url(),
+    }
+    return exporters.export_events(fmt, events, meta=meta)
+
+
+class TrajectoryImageView(APIView):
+    """An image of a trajectory (screenshots, plots), for those who may see the trajectory."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="trajectories_image",
+        summary="An image referenced by an event",
+        responses={
+            (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY),
+            404: ErrorOutputSerializer,
+        },
+    )
+    def get(self, request: Request, share_id: str, sha256: str) -> HttpResponse:
+        trajectory = selectors.trajectory_get_visible(share_id, _user(request))
+        image = selectors.image_of(trajectory, sha256)
+        if image is None:
+            raise Http404("no such image in this trajectory")
+        response = HttpResponse(services.image_read(image), content_type=image.content_type)
+        response["Cache-Control"] = "private, max-age=3600"
+        return response

@@ -264,6 +264,8 @@ TRAJHUB_MAX_FIELD_BYTES = env_int("TRAJHUB_MAX_FIELD_BYTES", 10 * 1024 * 1024)
 TRAJHUB_MAX_JSON_DEPTH = env_int("TRAJHUB_MAX_JSON_DEPTH", 200)
 TRAJHUB_ANON_SHARES_PER_HOUR = env_int("TRAJHUB_ANON_SHARES_PER_HOUR", 60)
 TRAJHUB_LICENSE = os.environ.get("TRAJHUB_LICENSE", "MIT")
+# Where the removal page tells people to write to the moderators (empty: not published).
+TRAJHUB_CONTACT_EMAIL = os.environ.get("TRAJHUB_CONTACT_EMAIL", "")
 TRAJHUB_PREMODERATION = env_bool("TRAJHUB_PREMODERATION", False)
 TRAJHUB_AUTO_REDACT_KINDS = env_list("TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address"])
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.

@@ -1,1 +1,26 @@
-urlpatterns: list = []
+from django.contrib.sitemaps.views import sitemap
+from django.urls import path, re_path
+
+from apps.trajectories import views_site
+from apps.trajectories.feeds import LatestPublicTrajectoriesFeed
+from apps.trajectories.sitemaps import SITEMAPS, sitemap_index
+
+SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
+
+urlpatterns = [
+    # Site pages (views_site.py)
+    path("", views_site.home, name="home"),
+    path("browse/", views_site.browse, name="browse"),
+    path("upload/", views_site.upload, name="upload"),
+    path("me/", views_site.me, name="me"),
+    path("releases/", views_site.releases, name="releases"),
+    path("terms/", views_site.terms, name="terms"),
+    path("privacy/", views_site.privacy, name="privacy"),
+    path("license/", views_site.license_page, name="license"),
+    path("removal/", views_site.removal, name="removal"),
+    re_path(rf"^t/{SHARE_ID}/unlock$", views_site.trajectory_unlock, name="trajectory-unlock"),
+    re_path(rf"^t/{SHARE_ID}/delete$", views_site.trajectory_holder_delete, name="trajectory-holder-delete"),
+    path("feed.atom", LatestPublicTrajectoriesFeed(), name="feed-atom"),
+    path("sitemap.xml", sitemap_index, name="sitemap"),
+    path("sitemap-<section>.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap-section"),
+]

@@ -1,0 +1,49 @@
+"""Atom feed of the latest public trajectories, built only from public, redacted data."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.syndication.views import Feed
+from django.utils.feedgenerator import Atom1Feed
+
+from apps.trajectories import site_selectors
+from apps.trajectories.templatetags.trajhub_site import describe, public_title
+
+FEED_SIZE = 50
+
+
+class LatestPublicTrajectoriesFeed(Feed):
+    feed_type = Atom1Feed
+    title = "TrajHub: latest public trajectories"
+    subtitle = "AI agent trajectories shared publicly on TrajHub."
+
+    # Absolute links from the configured site URL, not from the Sites table's placeholder domain.
+    def link(self) -> str:
+        return f"{settings.SITE_URL}/browse/"
+
+    def feed_url(self) -> str:
+        return f"{settings.SITE_URL}/feed.atom"
+
+    def items(self):
+        return site_selectors.public_latest(limit=FEED_SIZE)
+
+    def item_title(self, item) -> str:
+        return public_title(item)
+
+    def item_description(self, item) -> str:
+        return describe(item)
+
+    def item_link(self, item) -> str:
+        return f"{settings.SITE_URL}{item.get_absolute_url()}"
+
+    def item_pubdate(self, item):
+        return item.published_at or item.created_at
+
+    def item_updateddate(self, item):
+        return item.updated_at
+
+    def item_author_name(self, item) -> str:
+        return item.agent or "Unknown agent"
+
+    def item_categories(self, item):
+        return [value for value in (item.agent, item.model_name, item.source_format) if value]

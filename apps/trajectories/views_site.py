@@ -1,0 +1,276 @@
+"""The public site around the trajectory viewer: home, browse, upload, the anonymous sharer's
+link-and-password page, a minimal dashboard, and the static pages.
+
+Views are thin: reads come from site_selectors (every public one from `public()`), writes from
+services. Everything a template shows is escaped by the template; nothing is marked safe.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from django.apps import apps as django_apps
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.hashers import check_password, make_password
+from django.core.cache import cache
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.utils.functional import SimpleLazyObject
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from apps.trajectories import site_selectors
+from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
+from apps.trajectories.importers import FORMATS
+from apps.trajectories.models import Polarity
+from apps.trajectories.services import trajectory_check_password, trajectory_delete
+
+UNLOCKED_SESSION_KEY = "unlocked_trajectories"
+UNLOCK_ATTEMPTS = 10  # failed password attempts per client address ...
+UNLOCK_WINDOW_SECONDS = 15 * 60  # ... per this many seconds
+BROWSE_PAGE_SIZES = (25, 50, 100)
+# The FilterSet's orderings, in words.
+BROWSE_ORDERINGS = [
+    (key, label)
+    for key, label in (
+        ("-created", "Newest first"),
+        ("created", "Oldest first"),
+        ("-events", "Most events"),
+        ("events", "Fewest events"),
+    )
+    if key in ORDERINGS
+]
+
+# Checked against when the id matches nothing, so that a wrong id costs the same time as a wrong
+# password and the answer's timing does not tell whether the trajectory exists.
+_DUMMY_HASH = SimpleLazyObject(lambda: make_password("trajhub-no-such-trajectory"))
+
+
+def _format_choices() -> list[tuple[str, str]]:
+    return sorted(((name, module.LABEL) for name, module in FORMATS.items()), key=lambda c: c[1])
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "pages/home.html",
+        {
+            "stats": site_selectors.public_stats(),
+            "latest": site_selectors.public_latest(limit=8),
+        },
+    )
+
+
+def _browse_filter_data(query: QueryDict) -> tuple[QueryDict, dict[str, str]]:
+    """The browse form's parameters as the shared FilterSet takes them.
+
+    The page offers calendar days (date_from, date_to, both inclusive); the FilterSet, shared with
+    the API, takes instants (created_after inclusive, created_before exclusive).
+    """
+    data = query.copy()
+    errors: dict[str, str] = {}
+    for name, target, shift in (
+        ("date_from", "created_after", 0),
+        ("date_to", "created_before", 1),
+    ):
+        raw = data.pop(name, [""])[-1].strip()
+        if not raw:
+            continue
+        try:
+            day = date.fromisoformat(raw)
+        except ValueError:
+            errors[name] = f"“{raw}” is not a date (YYYY-MM-DD)."
+            continue
+        data[target] = (day + timedelta(days=shift)).isoformat() + "T00:00:00+00:00"
+    return data, errors
+
+
+@require_GET
+def browse(request: HttpRequest) -> HttpResponse:
+    data, errors = _browse_filter_data(request.GET)
+    filterset = TrajectoryFilter(data, queryset=site_selectors.public_list())
+    try:
+        per_page = int(request.GET.get("per_page", BROWSE_PAGE_SIZES[0]))
+    except ValueError:
+        per_page = BROWSE_PAGE_SIZES[0]
+    if per_page not in BROWSE_PAGE_SIZES:
+        per_page = BROWSE_PAGE_SIZES[0]
+    if filterset.is_valid() and not errors:
+        queryset = filterset.qs
+    else:
+        errors.update({name: " ".join(messages) for name, messages in filterset.errors.items()})
+        queryset = site_selectors.public_list().none()
+    page = Paginator(queryset, per_page).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "pages/browse.html",
+        {
+            "query": request.GET,
+            "errors": errors,
+            "page": page,
+            "trajectories": list(page.object_list),
+            "facets": site_selectors.public_facets(),
+            "formats": _format_choices(),
+            "polarities": Polarity.choices,
+            "orderings": BROWSE_ORDERINGS,
+            "per_page": per_page,
+            "page_sizes": BROWSE_PAGE_SIZES,
+            "filtered": any(
+                value
+                for key, value in request.GET.items()
+                if key not in ("page", "per_page", "ordering")
+            ),
+        },
+    )
+
+
+@require_GET
+def upload(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "pages/upload.html",
+        {
+            "formats": _format_choices(),
+            "max_bytes": settings.TRAJHUB_MAX_BODY_BYTES,
+            "anonymous_allowed": settings.TRAJHUB_ANONYMOUS_SHARING,
+        },
+    )
+
+
+# --- The anonymous sharer's link-and-password page ------------------------------------------
+
+
+def _client_address(request: HttpRequest) -> str:
+    return request.META.get("REMOTE_ADDR", "unknown")
+
+
+def _unlock_blocked(request: HttpRequest) -> bool:
+    return cache.get(f"site:unlock-fails:{_client_address(request)}", 0) >= UNLOCK_ATTEMPTS
+
+
+def _count_failure(request: HttpRequest) -> None:
+    key = f"site:unlock-fails:{_client_address(request)}"
+    # add() starts the window once; incr() is atomic on Redis and on the local-memory cache.
+    cache.add(key, 0, UNLOCK_WINDOW_SECONDS)
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, UNLOCK_WINDOW_SECONDS)
+
+
+def _holder_trajectory(share_id: str, password: str):
+    """The trajectory when `password` is one of its deletion passwords, else None.
+
+    A missing id and a wrong password take the same path and about the same time.
+    """
+    trajectory = site_selectors.find_by_share_id(share_id) if password else None
+    if trajectory is None:
+        check_password(password or "x", str(_DUMMY_HASH))
+        return None
+    if not trajectory_check_password(trajectory=trajectory, password=password):
+        return None
+    return trajectory
+
+
+def _unlock_page(request: HttpRequest, share_id: str, *, status: int = 200, **context):
+    return render(
+        request,
+        "pages/unlock.html",
+        {"share_id": share_id, **context},
+        status=status,
+    )
+
+
+def _refused(request: HttpRequest, share_id: str) -> HttpResponse:
+    """The one answer to a wrong password, an unknown id, or any trajectory one may not touch."""
+    _count_failure(request)
+    return _unlock_page(request, share_id, status=404, failed=True)
+
+
+def _rate_limited(request: HttpRequest, share_id: str) -> HttpResponse:
+    response = _unlock_page(request, share_id, status=429, rate_limited=True)
+    response["Retry-After"] = str(UNLOCK_WINDOW_SECONDS)
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def trajectory_unlock(request: HttpRequest, share_id: str) -> HttpResponse:
+    """GET: the form (the same for every id). POST: remember the unlock in the session."""
+    if request.method == "GET":
+        return _unlock_page(request, share_id)
+    if _unlock_blocked(request):
+        return _rate_limited(request, share_id)
+    trajectory = _holder_trajectory(share_id, request.POST.get("password", ""))
+    if trajectory is None:
+        return _refused(request, share_id)
+    unlocked = list(request.session.get(UNLOCKED_SESSION_KEY, []))
+    if trajectory.share_id not in unlocked:
+        unlocked.append(trajectory.share_id)
+        # Bounded: a session is not a place to collect every id one ever opened.
+        request.session[UNLOCKED_SESSION_KEY] = unlocked[-50:]
+    request.session.cycle_key()
+    return redirect(trajectory.get_absolute_url())
+
+
+@require_POST
+def trajectory_holder_delete(request: HttpRequest, share_id: str) -> HttpResponse:
+    """Delete with the deletion password, from the link-and-password page."""
+    if _unlock_blocked(request):
+        return _rate_limited(request, share_id)
+    if request.POST.get("confirm") != "yes":
+        return _unlock_page(request, share_id, status=400, confirm_missing=True)
+    trajectory = _holder_trajectory(share_id, request.POST.get("password", ""))
+    if trajectory is None:
+        return _refused(request, share_id)
+    trajectory_delete(trajectory=trajectory, reason="password")
+    unlocked = [sid for sid in request.session.get(UNLOCKED_SESSION_KEY, []) if sid != share_id]
+    request.session[UNLOCKED_SESSION_KEY] = unlocked
+    return render(request, "pages/deleted.html", {"share_id": share_id})
+
+
+# --- Signed-in user --------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def me(request: HttpRequest) -> HttpResponse:
+    page = Paginator(site_selectors.owned_list(request.user), 50).get_page(request.GET.get("page"))
+    return render(request, "pages/me.html", {"page": page, "trajectories": list(page.object_list)})
+
+
+# --- Static pages --------------------------------------------------------------------------------
+
+
+def _static_page(template: str):
+    @require_GET
+    def view(request: HttpRequest) -> HttpResponse:
+        return render(
+            request,
+            template,
+            {
+                "license_name": settings.TRAJHUB_LICENSE,
+                "contact_email": getattr(settings, "TRAJHUB_CONTACT_EMAIL", ""),
+            },
+        )
+
+    view.__name__ = template.rsplit("/", 1)[-1].removesuffix(".html")
+    return view
+
+
+terms = _static_page("pages/terms.html")
+privacy = _static_page("pages/privacy.html")
+license_page = _static_page("pages/license.html")
+removal = _static_page("pages/removal.html")
+
+
+@require_GET
+def releases(request: HttpRequest) -> HttpResponse:
+    """Honest about the state of releases: the releases app lists them once it exists."""
+    try:
+        release_model = django_apps.get_model("datasets", "Release")
+    except LookupError:
+        release_model = None
+    count = release_model.objects.count() if release_model is not None else 0
+    return render(request, "pages/releases.html", {"release_count": count})

@@ -1,0 +1,73 @@
+"""Trajectories built straight with the ORM for the site page tests (no ingest needed)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+
+from django.db import connection
+from django.utils import timezone
+
+from apps.trajectories.models import Event, Trajectory
+
+# Every combination that must never reach a public page, and its model fields.
+NOT_PUBLIC_STATES = {
+    "private": {"visibility": "private", "review_state": "approved"},
+    "private_pending": {"visibility": "private", "review_state": "pending"},
+    "pending": {"visibility": "public", "review_state": "pending"},
+    "held": {"visibility": "public", "review_state": "held"},
+    "rejected": {"visibility": "public", "review_state": "rejected"},
+    "hidden": {"visibility": "public", "review_state": "hidden"},
+}
+
+_clock = itertools.count()
+
+
+def make_trajectory(*, events: list[str] | None = None, age_minutes: int | None = None, **fields):
+    """A public, approved trajectory unless `fields` say otherwise; newest last made.
+
+    `events`: texts of events to create (also put in search_text, as ingest does).
+    """
+    now = timezone.now()
+    defaults = {
+        "title": "A trajectory",
+        "source_format": "openhands_v0",
+        "agent": "CodeActAgent",
+        "model_name": "gpt-4o",
+        "visibility": "public",
+        "review_state": "approved",
+        "num_events": len(events) if events else 3,
+    }
+    defaults.update(fields)
+    defaults.setdefault("search_text", "\n".join([defaults["title"], *(events or [])]))
+    trajectory = Trajectory.objects.create(**defaults)
+    # Distinct, ordered creation times: "newest first" must not depend on clock resolution.
+    step = next(_clock)
+    created = (
+        now - timedelta(minutes=age_minutes)
+        if age_minutes is not None
+        else now + timedelta(microseconds=step)
+    )
+    Trajectory.objects.filter(pk=trajectory.pk).update(created_at=created, updated_at=created)
+    if connection.vendor == "postgresql":
+        # What ingest does after storing the events (services._update_search_vector).
+        from django.contrib.postgres.search import SearchVector
+
+        Trajectory.objects.filter(pk=trajectory.pk).update(
+            search_vector=SearchVector("title", weight="A", config="english")
+            + SearchVector("search_text", weight="B", config="english")
+        )
+    trajectory.refresh_from_db()
+    if events:
+        Event.objects.bulk_create(
+            Event(
+                trajectory=trajectory,
+                position=index,
+                source="agent",
+                kind="action",
+                type="run",
+                text=text,
+            )
+            for index, text in enumerate(events)
+        )
+    return trajectory

@@ -268,6 +268,15 @@ TRAJHUB_LICENSE = os.environ.get("TRAJHUB_LICENSE", "MIT")
 TRAJHUB_CONTACT_EMAIL = os.environ.get("TRAJHUB_CONTACT_EMAIL", "")
 TRAJHUB_PREMODERATION = env_bool("TRAJHUB_PREMODERATION", False)
 TRAJHUB_AUTO_REDACT_KINDS = env_list("TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address"])
+# Added to apps.moderation.scanners.DEFAULT_ALLOWLIST (reserved example domains, loopback/private/
+# documentation networks, placeholders). Keys: domains, networks, values, patterns, phones;
+# "use_defaults": False replaces the defaults instead.
+TRAJHUB_SCAN_ALLOWLIST: dict = {
+    "domains": env_list("TRAJHUB_SCAN_ALLOWLIST_DOMAINS", []),
+    "values": env_list("TRAJHUB_SCAN_ALLOWLIST_VALUES", []),
+}
+TRAJHUB_SCAN_SWEEP_BATCH = env_int("TRAJHUB_SCAN_SWEEP_BATCH", 200)
+TRAJHUB_SCAN_MAX_FINDINGS = env_int("TRAJHUB_SCAN_MAX_FINDINGS", 1000)  # rows kept per trajectory
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

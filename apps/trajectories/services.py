@@ -12,21 +12,23 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import logging
 import re
 import secrets
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 import zstandard
 from django.conf import settings
-from django.contrib.auth.hashers import check_password, make_password
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
-from django.db import connection, transaction
+from django.core.validators import validate_email
+from django.db import DataError, connection, transaction
 from django.db.models import Exists, OuterRef
 
 from apps.trajectories.importers import FormatError, Limits, decode_json, parse_document
@@ -51,7 +53,8 @@ logger = logging.getLogger(__name__)
 IMAGE_REF_PREFIX = "trajhub-image:"
 # PostgreSQL refuses U+0000 in text and jsonb; U+2400 (SYMBOL FOR NULL) keeps it visible.
 NUL_REPLACEMENT = "\u2400"
-SEARCH_TEXT_CHARS = 200_000
+# Enough for search to find a trajectory by what happens in it; to_tsvector's cost grows with it.
+SEARCH_TEXT_CHARS = 100_000
 EVENT_BATCH = 1000
 ANON_EMAIL_PLACEHOLDERS = {"", "not_provided", "none", "null", "anonymous"}
 
@@ -185,11 +188,13 @@ def _check_email_rate(email: str) -> None:
 
 
 def normalize_email(value: str) -> str:
-    value = (value or "").strip()
+    """A usable contact address, or "" (OpenHands sends "" or "NOT_PROVIDED" when there is none)."""
+    value = (value or "").strip() if isinstance(value, str) else ""
     if value.lower() in ANON_EMAIL_PLACEHOLDERS or len(value) > 254:
         return ""
-    # A loose check: the address is only used to find one's own submissions again.
-    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value):
+    try:
+        validate_email(value)
+    except ValidationError:
         return ""
     return value
 
@@ -300,7 +305,7 @@ def _prepare_events(events: list[CanonicalEvent]) -> _Prepared:
             _PreparedEvent(
                 position=position,
                 original_id=_clip(event.original_id, 100),
-                timestamp=event.timestamp,
+                timestamp=_safe_timestamp(event.timestamp),
                 source=_clip(event.source, 12),
                 kind=_clip(event.kind, 12),
                 type=_clip(event.type, 60),
@@ -312,6 +317,19 @@ def _prepare_events(events: list[CanonicalEvent]) -> _Prepared:
             )
         )
     return _Prepared(events=prepared, images=cleaner.images, chain=chain)
+
+
+def _safe_timestamp(value: Any) -> datetime | None:
+    """A timestamp the database and Python can both hold, else None (the event is kept)."""
+    if not isinstance(value, datetime):
+        return None
+    try:
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        utc = value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None
+    return utc if 1 < utc.year < 9999 else None
 
 
 def _event_fingerprint(
@@ -486,6 +504,13 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
             )
         except FormatError as exc:
             errors.append({"where": exc.where or item.where, "message": exc.message})
+        except DataError as exc:
+            # A value the database refuses that the checks above did not catch: report it for
+            # this trajectory rather than failing the whole upload. (Nothing of it was stored.)
+            logger.warning("ingest: database refused a trajectory: %s", type(exc).__name__)
+            errors.append(
+                {"where": item.where, "message": "the database refused a value in this trajectory"}
+            )
     return IngestResult(stored=stored, errors=errors)
 
 
@@ -560,15 +585,21 @@ def _find_same_session(
     scope_qs, session_id: str, prepared: _Prepared
 ) -> tuple[Trajectory | None, str]:
     """The stored trajectory this share continues, and how: "session", "extends", "contained"."""
+    count = len(prepared.events)
     if session_id:
         match = scope_qs.filter(client_session_id=session_id).order_by("-updated_at").first()
-        return (match, "session") if match else (None, "")
+        if match is None:
+            return None, ""
+        if 0 < match.num_events <= count and (
+            prepared.chain[match.num_events - 1] == match.chain_fingerprint
+        ):
+            return match, "extends"  # a later step of the same session: append the rest
+        return match, "session"
     candidates = list(
         scope_qs.filter(head_fingerprint=prepared.head)
         .order_by("-num_events", "-id")
         .only("id", "num_events", "chain_fingerprint")
     )
-    count = len(prepared.events)
     for candidate in candidates:  # the longest stored prefix of the new events wins
         if 0 < candidate.num_events <= count and (
             prepared.chain[candidate.num_events - 1] == candidate.chain_fingerprint
@@ -648,7 +679,7 @@ def _store_in_transaction(
     }
     if agreed:
         fields["license"] = settings.TRAJHUB_LICENSE
-    password = secrets.token_urlsafe(18) if user is None else None
+    password = new_deletion_password() if user is None else None
 
     if how == "contained":
         # The stored trajectory already holds everything this share sends: keep the longer one.
@@ -661,7 +692,7 @@ def _store_in_transaction(
         if password:
             trajectory.deletion_password_hashes = [
                 *trajectory.deletion_password_hashes,
-                make_password(password),
+                hash_deletion_password(password),
             ]
         trajectory.save()
         _on_commit_stored(trajectory.pk, created=False)
@@ -678,12 +709,13 @@ def _store_in_transaction(
         **_totals(canonical, prepared),
     )
     created = existing is None
+    old_images: list[int] = []
     if created:
         trajectory = Trajectory(
             owner=user, contact_email=email if user is None else "", title=title, **fields
         )
         if password:
-            trajectory.deletion_password_hashes = [make_password(password)]
+            trajectory.deletion_password_hashes = [hash_deletion_password(password)]
         trajectory.search_text = _search_text(title, prepared)
         trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
         trajectory.save()
@@ -703,7 +735,7 @@ def _store_in_transaction(
         if password:
             trajectory.deletion_password_hashes = [
                 *trajectory.deletion_password_hashes,
-                make_password(password),
+                hash_deletion_password(password),
             ]
         trajectory.search_text = _search_text(trajectory.title, prepared)
         trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
@@ -713,6 +745,11 @@ def _store_in_transaction(
             first_new = Event.objects.filter(trajectory=trajectory).count()
         else:
             Event.objects.filter(trajectory=trajectory).delete()
+            old_images = list(
+                TrajectoryImage.objects.filter(trajectory=trajectory).values_list(
+                    "image_id", flat=True
+                )
+            )
             TrajectoryImage.objects.filter(trajectory=trajectory).delete()
             first_new = 0
         if old_raw and old_raw != trajectory.raw_path:
@@ -720,8 +757,8 @@ def _store_in_transaction(
 
     _insert_events(trajectory, prepared.events[first_new:])
     _link_images(trajectory, prepared.images)
-    if not created and how != "extends":
-        _delete_orphan_images()
+    if old_images:
+        _delete_orphan_images(old_images)
     _update_search_vector(trajectory)
     _on_commit_stored(trajectory.pk, created=created)
     return StoredTrajectory(trajectory=trajectory, created=created, password=password)
@@ -816,17 +853,17 @@ def _link_images(trajectory: Trajectory, images: dict[str, tuple[bytes, str]]) -
     )
 
 
-def _delete_orphan_images() -> None:
-    """Delete images no trajectory refers to any more (rows now, files once committed)."""
-    orphans = Image.objects.filter(
+def _delete_orphan_images(image_ids: list[int]) -> None:
+    """Of `image_ids`, delete those no trajectory refers to any more (rows now, files on commit)."""
+    if not image_ids:
+        return
+    orphans = Image.objects.filter(pk__in=image_ids).filter(
         ~Exists(TrajectoryImage.objects.filter(image=OuterRef("pk")))
-    ).select_for_update(skip_locked=connection.features.has_select_for_update_skip_locked)
+    )
     paths = list(orphans.values_list("path", flat=True))
     if not paths:
         return
-    Image.objects.filter(path__in=paths).filter(
-        ~Exists(TrajectoryImage.objects.filter(image=OuterRef("pk")))
-    ).delete()
+    orphans.delete()
 
     def remove() -> None:
         storage = _storage()
@@ -916,8 +953,11 @@ def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombs
     tombstone, _ = Tombstone.objects.get_or_create(
         share_id=share_id, defaults={"was_public": was_public, "reason": reason[:40]}
     )
+    image_ids = list(
+        TrajectoryImage.objects.filter(trajectory=trajectory).values_list("image_id", flat=True)
+    )
     Trajectory.objects.filter(pk=trajectory.pk).delete()
-    _delete_orphan_images()
+    _delete_orphan_images(image_ids)
     if raw_path:
         transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))
     transaction.on_commit(
@@ -926,18 +966,36 @@ def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombs
     return tombstone
 
 
+PASSWORD_SCHEME = "sha256"
+
+
+def new_deletion_password() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def hash_deletion_password(password: str, salt: str | None = None) -> str:
+    """A salted SHA-256 of a deletion password.
+
+    Deletion passwords are 144 random bits made by us, not chosen by people, so a slow hash
+    would add nothing against guessing; it would only cost about half a second of CPU per share
+    and per delete attempt (a denial-of-service lever). API tokens are hashed the same way.
+    """
+    salt = salt if salt is not None else secrets.token_hex(8)
+    digest = hashlib.sha256(f"{salt}${password}".encode()).hexdigest()
+    return f"{PASSWORD_SCHEME}${salt}${digest}"
+
+
 def trajectory_check_password(*, trajectory: Trajectory, password: str) -> bool:
     """Whether `password` is one of the deletion passwords issued for this trajectory.
 
-    Every hash is checked (no early exit) so the time does not tell which one matched.
+    Every issued hash is checked with a constant-time comparison and no early exit, so the
+    answer's timing does not tell which one (or whether any) matched.
     """
-    hashes: Iterable[str] = trajectory.deletion_password_hashes or []
+    password = password if isinstance(password, str) else ""
     ok = False
-    checked = 0
-    for encoded in hashes:
-        if isinstance(encoded, str) and check_password(password or "", encoded):
-            ok = True
-        checked += 1
-    if checked == 0:
-        make_password(password or "")  # same work as one check, so absence is not faster
+    for encoded in trajectory.deletion_password_hashes or []:
+        scheme, _, rest = str(encoded).partition("$")
+        salt, _, digest = rest.partition("$")
+        expected = hash_deletion_password(password, salt)
+        ok |= scheme == PASSWORD_SCHEME and hmac.compare_digest(expected, str(encoded))
     return bool(password) and ok

@@ -12,13 +12,22 @@ from typing import Any
 
 import orjson
 
-from apps.trajectories.importers import openhands_v0
+from apps.trajectories.importers import (
+    openai_messages,
+    openhands_eval,
+    openhands_share,
+    openhands_v0,
+    openhands_v1,
+    sharegpt,
+    sweagent,
+)
 from apps.trajectories.importers.base import (
     CanonicalEvent,
     CanonicalTrajectory,
     FormatError,
     ImportItem,
     ImportResult,
+    finalize,
     json_type,
 )
 
@@ -34,8 +43,17 @@ __all__ = [
     "parse_document",
 ]
 
-# Order matters: the most specific shapes first (a share payload also has a "trajectory" list).
-IMPORTERS: list[ModuleType] = [openhands_v0]
+# Order matters: the most specific shapes first. A share payload also has a "trajectory" list;
+# V1 and SWE-agent files also have a "history"; evaluation rows hold V0 events under "history".
+IMPORTERS: list[ModuleType] = [
+    openhands_share,
+    openhands_v1,
+    sweagent,
+    openhands_eval,
+    openhands_v0,
+    sharegpt,
+    openai_messages,
+]
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in IMPORTERS}
 
 
@@ -57,8 +75,31 @@ def register(module: ModuleType, *, before: str | None = None) -> None:
     FORMATS[module.NAME] = module
 
 
+class BadLine:
+    """A line of a JSON Lines file that is not JSON: it becomes that record's error."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: FormatError):
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"BadLine({self.error})"
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines file as decode_json numbers them (line N is item N - 1).
+
+    Only "\n" ends a line: JSON strings may hold U+2028 and other characters that
+    str.splitlines() would also break at.
+    """
+    return text.split("\n")
+
+
 def decode_json(data: bytes) -> tuple[Any, bool]:
-    """The JSON value of `data`, or the list of values of a JSON Lines file (second item True)."""
+    """The JSON value of `data`, or for JSON Lines (second item True) the list of
+    (line number, value) of its non-blank lines, where a line that is not JSON has a BadLine.
+    """
     if not data or not data.strip():
         raise FormatError("the body is empty")
     try:
@@ -70,23 +111,28 @@ def decode_json(data: bytes) -> tuple[Any, bool]:
         return orjson.loads(text), False
     except orjson.JSONDecodeError as exc:
         first_error = exc
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    lines = [(n, line) for n, line in enumerate(split_lines(text), start=1) if line.strip()]
     if len(lines) < 2:
         raise _json_error(first_error, "")
-    values = []
+    values: list[tuple[int, Any]] = []
+    containers = 0
     for number, line in lines:
         try:
-            values.append((number, orjson.loads(line)))
+            value = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            if number == lines[0][0]:
-                # Not JSON Lines either: report the error of the document as a whole.
-                raise _json_error(first_error, "") from None
-            raise _json_error(exc, f"line {number}") from None
+            values.append((number, BadLine(_json_error(exc, f"line {number}"))))
+            continue
+        containers += isinstance(value, (dict, list))
+        values.append((number, value))
+    if containers * 2 < len(lines):
+        # Mostly not JSON per line: a broken JSON document, not JSON Lines.
+        raise _json_error(first_error, "")
     return values, True
 
 
 def _json_error(exc: orjson.JSONDecodeError, where: str) -> FormatError:
-    if "recursion" in str(exc).lower():
+    message = str(exc).lower()
+    if "recursion" in message or "depth limit" in message:
         return FormatError("JSON nested too deeply", where)
     location = f"line {exc.lineno}, column {exc.colno}" if not where else where
     return FormatError(f"not valid JSON ({exc.msg})", location)
@@ -101,6 +147,8 @@ def check_limits(value: Any, limits: Limits, where: str = "") -> None:
             raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
         if isinstance(item, dict):
             for key, child in item.items():
+                if len(key) * 4 > limits.max_field_bytes:
+                    _check_field(key, limits, where, "")
                 if isinstance(child, (dict, list)):
                     stack.append((child, depth + 1))
                 elif isinstance(child, str) and len(child) * 4 > limits.max_field_bytes:
@@ -145,7 +193,7 @@ def _convert(module: ModuleType, record: Any, where: str, limits: Limits) -> Imp
             raise FormatError(
                 f"{len(trajectory.events):,} events, over the limit of {limits.max_events:,}"
             )
-        return ImportItem(where=where, trajectory=trajectory)
+        return ImportItem(where=where, trajectory=finalize(trajectory))
     except FormatError as exc:
         return ImportItem(where=where, error=exc.at(where) if where else exc)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
@@ -185,9 +233,14 @@ def parse_document(
     items: list[ImportItem] = []
     found = forced
     for where, record in records:
+        if isinstance(record, BadLine):
+            items.append(ImportItem(where=where, error=record.error))
+            continue
         module = forced or detect(record)
         if module is None:
-            items.append(ImportItem(where=where, error=FormatError(_unknown_message(record), where)))
+            items.append(
+                ImportItem(where=where, error=FormatError(_unknown_message(record), where))
+            )
             continue
         found = found or module
         try:

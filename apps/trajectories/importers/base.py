@@ -6,12 +6,23 @@ what is wrong and where. Limits (events, depth, field size) are enforced by the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 SOURCES = ("user", "agent", "environment")
 KINDS = ("message", "action", "observation", "system")
+
+# Column sizes of the Trajectory and Event models: importers clip to them (see `finalize`) so
+# that what parse() returns can always be stored.
+MAX_TITLE = 300
+MAX_AGENT = 100
+MAX_MODEL = 200
+MAX_AGENT_VERSION = 100
+MAX_SESSION_ID = 200
+MAX_TYPE = 60
+MAX_ID = 100
 
 
 class FormatError(ValueError):
@@ -92,14 +103,14 @@ def parse_timestamp(value: Any) -> datetime | None:
             return None
         if isinstance(value, (int, float)):
             seconds = value / 1000 if value > 1e11 else value
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+            return datetime.fromtimestamp(seconds, tz=UTC)
         if isinstance(value, str):
             text = value.strip()
             if text.endswith("Z"):
                 text = text[:-1] + "+00:00"
             parsed = datetime.fromisoformat(text)
             if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=timezone.utc)
+                parsed = parsed.replace(tzinfo=UTC)
             return parsed
     except (ValueError, OverflowError, OSError):
         return None
@@ -148,3 +159,108 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit]
+
+
+def title_from(text: str, limit: int = 120) -> str:
+    """One line of at most `limit` characters, for a title taken from a message."""
+    line = " ".join(text[: limit * 8].split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def text_of(value: Any) -> str:
+    """A string field, or "" for anything that is not a string (None, numbers, objects)."""
+    return value if isinstance(value, str) else ""
+
+
+def join_text(*parts: str) -> str:
+    return "\n\n".join(part for part in parts if part)
+
+
+def small_value(value: Any, *, max_chars: int = 2000, depth: int = 2) -> Any:
+    """`value` without its bulky parts, for trajectory metadata.
+
+    Scalars stay; strings longer than `max_chars` and anything nested deeper than `depth` go
+    (returned as None, and dropped from objects). Lists keep their first 20 small items.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= max_chars else None
+    if depth <= 0:
+        return None
+    if isinstance(value, dict):
+        kept = {}
+        for key, child in value.items():
+            small = small_value(child, max_chars=max_chars, depth=depth - 1)
+            if small is not None or child is None:
+                kept[str(key)] = small
+        return kept
+    if isinstance(value, list):
+        items = [small_value(child, max_chars=max_chars, depth=depth - 1) for child in value[:20]]
+        return [item for item in items if item is not None]
+    return None
+
+
+def number(value: Any) -> float | int | None:
+    """An int or float (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def link_causes(events: list[CanonicalEvent], prefix: str = "") -> None:
+    """Give id-less events ids and answer-less observations the action they follow.
+
+    Formats without ids (ShareGPT, SWE-agent, legacy OpenHands rows) still pair an action with
+    the observation right after it; viewers and exporters need that pairing as `cause`.
+    """
+    ids = {event.original_id for event in events if event.original_id}
+    pending: list[str] = []
+    for position, event in enumerate(events):
+        if not event.original_id:
+            candidate = f"{prefix}{position}"
+            event.original_id = candidate if candidate not in ids else f"{prefix}#{position}"
+            ids.add(event.original_id)
+        if event.kind == "action":
+            pending.append(event.original_id)
+        elif event.kind == "observation":
+            if not event.cause and pending:
+                event.cause = pending.pop(0)
+            elif event.cause in pending:
+                pending.remove(event.cause)
+        else:
+            pending.clear()
+
+
+def finalize(trajectory: CanonicalTrajectory) -> CanonicalTrajectory:
+    """Check the importer's output and clip fields to what the models store."""
+    trajectory.title = clip(" ".join(trajectory.title.split()), MAX_TITLE)
+    trajectory.agent = clip(trajectory.agent.strip(), MAX_AGENT)
+    trajectory.model = clip(trajectory.model.strip(), MAX_MODEL)
+    trajectory.agent_version = clip(trajectory.agent_version.strip(), MAX_AGENT_VERSION)
+    trajectory.session_id = clip(trajectory.session_id, MAX_SESSION_ID)
+    if trajectory.polarity not in ("positive", "negative"):
+        trajectory.polarity = ""
+    if trajectory.permissions not in ("public", "private"):
+        trajectory.permissions = ""
+    # Totals land in bigint / float columns: drop what they cannot hold.
+    tokens = trajectory.metadata.get("total_tokens")
+    if tokens is not None and not (isinstance(number(tokens), int) and 0 <= tokens < 2**63):
+        del trajectory.metadata["total_tokens"]
+    cost = trajectory.metadata.get("total_cost")
+    if cost is not None and not (number(cost) is not None and math.isfinite(cost)):
+        del trajectory.metadata["total_cost"]
+    for event in trajectory.events:
+        if event.source not in SOURCES or event.kind not in KINDS:
+            # An importer bug, not bad input; still never a 500.
+            raise FormatError(
+                f"cannot place an event of source '{event.source}', kind '{event.kind}'"
+            )
+        event.type = clip(event.type or event.kind, MAX_TYPE)
+        event.original_id = clip(event.original_id, MAX_ID)
+        event.cause = clip(event.cause, MAX_ID)
+    return trajectory

@@ -1,12 +1,16 @@
 """OpenHands V0 trajectory export: a bare JSON array of events, or {"trajectory": [...]}.
 
 Action events carry `action` + `args`, observations `observation` + `content` + `extras`
-(see shared/OPENHANDS.md 2.2-2.4). The whole original event is kept in `data`.
+(shared/OPENHANDS.md 2.2-2.5). Older files use other field names (`images_urls`,
+`is_confirmed`, extras `exit_code`) and the 2024 resolver wrote *flat* events with args/extras
+inlined and no id; all of them read the same here. The whole original event is kept in `data`.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import orjson
 
 from apps.trajectories.importers.base import (
     SOURCES,
@@ -14,8 +18,13 @@ from apps.trajectories.importers.base import (
     CanonicalTrajectory,
     FormatError,
     as_text,
+    join_text,
     json_type,
+    link_causes,
+    number,
     parse_timestamp,
+    text_of,
+    title_from,
 )
 
 NAME = "openhands_v0"
@@ -23,12 +32,53 @@ LABEL = "OpenHands event array"
 
 # Actions that are conversation messages or the system prompt rather than tool calls.
 MESSAGE_ACTIONS = {"message"}
-SYSTEM_ACTIONS = {"system", "initialize"}
+SYSTEM_ACTIONS = {"system"}
+# Keys of the event envelope; in flat legacy events everything else is an arg / an extra.
+TOP_KEYS = {
+    "id",
+    "timestamp",
+    "source",
+    "message",
+    "cause",
+    "action",
+    "observation",
+    "content",
+    "args",
+    "extras",
+    "timeout",
+    "success",
+    "tool_call_metadata",
+    "llm_metrics",
+}
+ACTION_TOP_KEYS = TOP_KEYS - {"content"}
+# The "model" OpenHands records in llm_metrics before it knows the configured one.
+PLACEHOLDER_MODELS = {"", "default"}
 
 
 def is_event(item: Any) -> bool:
-    return isinstance(item, dict) and (
-        isinstance(item.get("action"), str) or isinstance(item.get("observation"), str)
+    """An action (`action` is a string) or an observation (`observation` is), not both."""
+    if not isinstance(item, dict) or "role" in item:  # chat messages (SWE-agent) have roles
+        return False
+    return isinstance(item.get("action"), str) != isinstance(item.get("observation"), str)
+
+
+def is_init(item: Any) -> bool:
+    """The pre-v0.12.1 websocket `initialize` message: settings (model, agent), not an event."""
+    return isinstance(item, dict) and item.get("action") == "initialize"
+
+
+def is_websocket_noise(item: Any) -> bool:
+    """Items of the pre-v0.12.1 websocket list that are not events: {token, status},
+    {error, message}, third-party {"user": ...} / {"step": 3}, the initialize message."""
+    if not isinstance(item, dict) or (is_event(item) and not is_init(item)):
+        return False
+    keys = set(item)
+    return (
+        is_init(item)
+        or "token" in keys
+        or "status" in keys
+        or ("error" in keys and keys <= {"error", "message", "id", "timestamp", "source"})
+        or keys in ({"user"}, {"step"})
     )
 
 
@@ -40,93 +90,153 @@ def events_of(doc: Any) -> list | None:
     return None
 
 
+def looks_like_events(items: list) -> bool:
+    """Most of the first items are V0 events (actions or observations)."""
+    sample = items[:50]
+    if not sample:
+        return False
+    hits = sum(1 for item in sample if is_event(item) or is_websocket_noise(item))
+    return hits * 2 >= len(sample) and any(is_event(item) for item in sample)
+
+
 def detect(doc: Any) -> bool:
     events = events_of(doc)
-    if not events:
-        return False
-    sample = events[:50]
-    return sum(1 for item in sample if is_event(item)) * 2 >= len(sample)
+    return bool(events) and looks_like_events(events)
 
 
 def convert(doc: Any) -> CanonicalTrajectory:
     events = events_of(doc)
     if events is None:
-        raise FormatError("expected a JSON array of OpenHands events or {\"trajectory\": [...]}")
+        raise FormatError(
+            f'expected a JSON array of OpenHands events or {{"trajectory": [...]}}, '
+            f"got {json_type(doc)}"
+        )
     return build_trajectory(events, source_format=NAME)
 
 
 def build_trajectory(
-    items: list, *, source_format: str, skip_non_events: bool = False
+    items: list,
+    *,
+    source_format: str,
+    skip_non_events: bool = False,
+    offset: int = 0,
+    strip_keys: tuple[str, ...] = (),
 ) -> CanonicalTrajectory:
-    """Canonical trajectory from a list of V0 event dicts (shared with the share-payload importer)."""
+    """Canonical trajectory from a list of V0 event dicts (also used by the share-payload and
+    evaluation-row importers).
+
+    Known non-events of the old websocket list are always skipped; with `skip_non_events`
+    every object that is not an event is. `strip_keys` are removed from every kept event
+    (the share payload's `token`). `offset` numbers events in error messages.
+    """
     canonical: list[CanonicalEvent] = []
+    originals: list[dict] = []
+    settings: dict[str, Any] = {}
     for index, item in enumerate(items):
+        where = f"event {index + offset}"
         if not isinstance(item, dict):
-            if skip_non_events:
-                continue
-            raise FormatError(f"event is {json_type(item)}, not an object", f"event {index}")
+            raise FormatError(f"event is {json_type(item)}, not an object", where)
+        if is_init(item):
+            args = item.get("args")
+            if isinstance(args, dict):
+                settings.setdefault("agent", text_of(args.get("AGENT")))
+                settings.setdefault("model", text_of(args.get("LLM_MODEL")))
+            continue
         if not is_event(item):
-            if skip_non_events:
+            if skip_non_events or is_websocket_noise(item):
                 continue
-            raise FormatError("event has neither 'action' nor 'observation'", f"event {index}")
-        canonical.append(convert_event(item, index))
+            raise FormatError(missing_fields(item), where)
+        if strip_keys and any(key in item for key in strip_keys):
+            item = {key: value for key, value in item.items() if key not in strip_keys}
+        canonical.append(convert_event(item, where))
+        originals.append(item)
+    if canonical and not any(event.original_id for event in canonical):
+        # Flat legacy events have no ids: pair each observation with the action before it.
+        link_causes(canonical)
     trajectory = CanonicalTrajectory(source_format=source_format, events=canonical)
-    fill_metadata(trajectory, [item for item in items if is_event(item)])
+    fill_metadata(trajectory, originals)
+    trajectory.agent = trajectory.agent or settings.get("agent", "") or "OpenHands"
+    trajectory.model = trajectory.model or settings.get("model", "")
     return trajectory
 
 
-def _args(item: dict, key: str, where: str) -> dict:
-    value = item.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise FormatError(f"'{key}' is {json_type(value)}, expected an object", where)
-    return value
+def missing_fields(item: dict) -> str:
+    action, observation = item.get("action"), item.get("observation")
+    if isinstance(action, str) and isinstance(observation, str):
+        return "event has both 'action' and 'observation'"
+    if action is not None and not isinstance(action, str):
+        return f"'action' is {json_type(action)}, expected a string"
+    if observation is not None and not isinstance(observation, str):
+        return f"'observation' is {json_type(observation)}, expected a string"
+    return "event has neither 'action' nor 'observation'"
 
 
-def convert_event(item: dict, index: int) -> CanonicalEvent:
-    where = f"event {index}"
+def fields_of(item: dict, key: str, where: str) -> dict:
+    """`args` / `extras` of an event; for flat legacy events, the non-envelope keys."""
+    if key in item:
+        value = item[key]
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise FormatError(f"'{key}' is {json_type(value)}, expected an object", where)
+        return value
+    # Flat: an action's `content` is its own (a message's text), an observation's is top-level.
+    envelope = TOP_KEYS if key == "extras" else ACTION_TOP_KEYS
+    return {k: v for k, v in item.items() if k not in envelope}
+
+
+def convert_event(item: dict, where: str) -> CanonicalEvent:
     original_id = item.get("id")
-    source = item.get("source") if item.get("source") in SOURCES else ""
     cause = item.get("cause")
-    common = {
-        "original_id": "" if original_id is None else str(original_id),
+    source = item.get("source") if item.get("source") in SOURCES else ""
+    common: dict[str, Any] = {
+        "original_id": "" if original_id is None or original_id == -1 else str(original_id),
         "timestamp": parse_timestamp(item.get("timestamp")),
-        "cause": "" if cause is None else str(cause),
+        "cause": "" if cause is None or isinstance(cause, (dict, list)) else str(cause),
         "data": item,
     }
     if isinstance(item.get("action"), str):
         action = item["action"]
-        args = _args(item, "args", where)
+        args = fields_of(item, "args", where)
         if action in MESSAGE_ACTIONS:
             kind = "message"
+            # Without a source (old exports), an agent's message is the one awaiting a reply.
+            default_source = "agent" if args.get("wait_for_response") is True else "user"
         elif action in SYSTEM_ACTIONS:
-            kind = "system"
+            kind, default_source = "system", "agent"
         else:
-            kind = "action"
+            kind, default_source = "action", "agent"
         return CanonicalEvent(
-            source=source or ("user" if action == "message" else "agent"),
+            source=source or default_source,
             kind=kind,
-            type=action,
+            type=action or "action",
             text=action_text(action, args, item),
             **common,
         )
     observation = item["observation"]
-    extras = _args(item, "extras", where)
+    extras = fields_of(item, "extras", where)
     return CanonicalEvent(
         source=source or "environment",
         kind="observation",
-        type=observation,
+        type=observation or "observation",
         text=observation_text(observation, item, extras),
         **common,
     )
 
 
+def image_note(urls: Any) -> str:
+    count = sum(1 for url in urls if isinstance(url, str) and url) if isinstance(urls, list) else 0
+    return "\n".join("[image]" for _ in range(count))
+
+
 def action_text(action: str, args: dict, item: dict) -> str:
     thought = as_text(args.get("thought"))
+    message = text_of(item.get("message"))
     if action in ("message", "system"):
-        primary = as_text(args.get("content")) or as_text(item.get("message"))
-    elif action == "run":
+        content = as_text(args.get("content")) or message
+        images = image_note(args.get("image_urls") or args.get("images_urls"))
+        return join_text(content, images) if action == "message" else content
+    if action == "run":
         primary = as_text(args.get("command"))
     elif action == "run_ipython":
         primary = as_text(args.get("code"))
@@ -135,7 +245,7 @@ def action_text(action: str, args: dict, item: dict) -> str:
             args.get("new_str")
             or args.get("file_text")
             or args.get("content")
-            or args.get("command")
+            or (args.get("command") if args.get("command") not in ("view", None) else "")
             or ""
         )
         primary = "\n".join(part for part in (as_text(args.get("path")), as_text(body)) if part)
@@ -143,77 +253,123 @@ def action_text(action: str, args: dict, item: dict) -> str:
         primary = as_text(args.get("url"))
     elif action == "browse_interactive":
         primary = as_text(args.get("browser_actions"))
+    elif action == "call_tool_mcp":
+        arguments = args.get("arguments")
+        shown = arguments if isinstance(arguments, str) else _compact(arguments)
+        primary = " ".join(part for part in (as_text(args.get("name")), shown) if part)
     elif action == "finish":
-        primary = as_text(args.get("final_thought")) or as_text(args.get("outputs") or "")
+        primary = (
+            as_text(args.get("final_thought"))
+            or _compact(args.get("outputs"))
+            or (message if message != "All done! What's next on the agenda?" else "")
+        )
     elif action == "think":
-        return thought or as_text(item.get("message"))
+        return thought or message
+    elif action == "recall":
+        primary = as_text(args.get("query")) or message
+    elif action == "condensation":
+        primary = as_text(args.get("summary")) or message
     else:
-        primary = as_text(item.get("message"))
-    return "\n\n".join(part for part in (thought, primary) if part)
+        primary = message
+    return join_text(thought, primary)
+
+
+def _compact(value: Any) -> str:
+    if value in (None, "", {}, []):
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
 
 
 def observation_text(observation: str, item: dict, extras: dict) -> str:
     content = as_text(item.get("content"))
+    images = image_note(extras.get("image_urls")) if observation == "run_ipython" else ""
     if content:
-        return content
+        return join_text(content, images)
     if observation == "agent_state_changed":
-        return f"Agent state: {extras.get('agent_state', '')}".strip()
-    return as_text(item.get("message"))
+        state = text_of(extras.get("agent_state"))
+        return f"Agent state: {state}" if state else ""
+    if observation == "null":
+        return ""
+    return join_text(text_of(item.get("message")), images)
 
 
 def fill_metadata(trajectory: CanonicalTrajectory, items: list[dict]) -> None:
     """Agent, version, model, title and totals from the events that carry them."""
+    configured_model = ""
+    response_model = ""
     for item in items:
         args = item.get("args") if isinstance(item.get("args"), dict) else {}
-        if item.get("action") == "system":
-            trajectory.agent = trajectory.agent or as_text(args.get("agent_class"))
-            trajectory.agent_version = trajectory.agent_version or as_text(
+        action = item.get("action")
+        if action == "system":
+            trajectory.agent = trajectory.agent or text_of(args.get("agent_class"))
+            trajectory.agent_version = trajectory.agent_version or text_of(
                 args.get("openhands_version")
             )
-        if item.get("action") == "initialize":
-            trajectory.agent = trajectory.agent or as_text(args.get("AGENT"))
-            trajectory.model = trajectory.model or as_text(args.get("LLM_MODEL"))
-        if not trajectory.model:
-            trajectory.model = model_of(item)
-        if not trajectory.title and item.get("action") == "message" and item.get("source") == "user":
-            trajectory.title = title_from(as_text(args.get("content")) or as_text(item.get("message")))
+        if not configured_model:
+            configured_model = metrics_model(item)
+        if not response_model:
+            response_model = response_model_of(item)
+        if (
+            not trajectory.title
+            and action == "message"
+            and item.get("source", "user") == "user"
+            and args.get("wait_for_response") is not True
+        ):
+            trajectory.title = title_from(
+                as_text(args.get("content")) or text_of(item.get("message"))
+            )
+    # The configured name (llm_metrics) over the provider's echo (model_response).
+    trajectory.model = trajectory.model or configured_model or response_model
     for item in reversed(items):
         metrics = item.get("llm_metrics")
         if isinstance(metrics, dict):
-            usage = metrics.get("accumulated_token_usage")
-            if isinstance(usage, dict):
-                tokens = sum(
-                    value
-                    for key in ("prompt_tokens", "completion_tokens")
-                    if isinstance(value := usage.get(key), int)
-                )
-                trajectory.metadata.setdefault("total_tokens", tokens)
-            cost = metrics.get("accumulated_cost")
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-                trajectory.metadata.setdefault("total_cost", float(cost))
+            add_totals(trajectory.metadata, metrics)
             break
     if trajectory.agent_version:
         trajectory.metadata.setdefault("openhands_version", trajectory.agent_version)
-    if trajectory.agent_version and not trajectory.agent:
-        trajectory.agent = "OpenHands"
-    if not trajectory.agent:
-        trajectory.agent = "OpenHands"
 
 
-def model_of(item: dict) -> str:
+def add_totals(metadata: dict, metrics: dict) -> None:
+    """total_tokens / total_cost from an OpenHands `Metrics.get()` dict."""
+    usage = metrics.get("accumulated_token_usage")
+    if isinstance(usage, dict):
+        tokens = [
+            value
+            for key in ("prompt_tokens", "completion_tokens")
+            if isinstance(value := number(usage.get(key)), int)
+        ]
+        if tokens:
+            metadata.setdefault("total_tokens", sum(tokens))
+    cost = number(metrics.get("accumulated_cost"))
+    if cost is not None:
+        metadata.setdefault("total_cost", float(cost))
+
+
+def metrics_model(item: dict) -> str:
     metrics = item.get("llm_metrics")
     if isinstance(metrics, dict):
         usage = metrics.get("accumulated_token_usage")
-        if isinstance(usage, dict) and isinstance(usage.get("model"), str) and usage["model"]:
-            return usage["model"]
-    meta = item.get("tool_call_metadata")
-    if isinstance(meta, dict):
-        response = meta.get("model_response")
-        if isinstance(response, dict) and isinstance(response.get("model"), str):
-            return response["model"]
+        if isinstance(usage, dict):
+            model = text_of(usage.get("model"))
+            if model not in PLACEHOLDER_MODELS:
+                return model
     return ""
 
 
-def title_from(text: str, limit: int = 120) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+def response_model_of(item: dict) -> str:
+    meta = item.get("tool_call_metadata")
+    if isinstance(meta, dict):
+        response = meta.get("model_response")
+        if isinstance(response, dict):
+            return text_of(response.get("model"))
+    return ""
+
+
+def model_of(item: dict) -> str:
+    """The model an event names (kept for callers of the first version of this module)."""
+    return metrics_model(item) or response_model_of(item)

@@ -10,12 +10,18 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
+from apps.trajectories.api.body import (
+    BodyError,
+    check_declared_length,
+    maybe_gunzip,
+    read_request_body,
+)
 from apps.trajectories.api.errors import ApiError, PayloadTooLarge
 from apps.trajectories.importers import FORMATS, parse
 from apps.trajectories.services import ingest_limits
@@ -33,17 +39,17 @@ class PreviewThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
 
-class _RawParser(JSONParser):
-    """Keep the body as bytes: the importers decode it themselves (and JSON Lines too)."""
+class _RawBody(BaseParser):
+    """Any other body is read by the view itself (read_request_body), within the limits."""
 
     media_type = "*/*"
 
-    def parse(self, stream, media_type=None, parser_context=None):
-        return stream.read() if stream is not None else b""
+    def parse(self, stream, media_type=None, parser_context=None):  # pragma: no cover
+        raise ApiError("internal: the preview body is read by the view")
 
 
 class TrajectoryPreviewView(APIView):
-    parser_classes = [MultiPartParser, _RawParser]
+    parser_classes = [MultiPartParser, _RawBody]
     throttle_classes = [PreviewThrottle]
 
     @extend_schema(
@@ -75,25 +81,25 @@ class TrajectoryPreviewView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        limit = settings.TRAJHUB_MAX_BODY_BYTES
+        # The same reading as the share API: Content-Length checked first, gzip (a .gz file
+        # or Content-Encoding: gzip) inflated within the decompressed-size limit.
         try:
-            declared = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            declared = 0
-        # Refuse before reading: the multipart envelope adds a little, not megabytes.
-        if declared > limit + 64 * 1024:
-            raise _too_large(declared, limit)
-        upload = request.FILES.get("file")
-        if upload is not None:
-            if upload.size > limit:
-                raise _too_large(upload.size, limit)
-            data = upload.read()
-        elif request.content_type and request.content_type.startswith("multipart/"):
-            raise ApiError("send the file in the multipart field 'file'", "file")
-        else:
-            data = request.data if isinstance(request.data, bytes) else b""
-            if len(data) > limit:
-                raise _too_large(len(data), limit)
+            content_type = (request.content_type or "").split(";")[0].strip().lower()
+            if content_type == "multipart/form-data":
+                check_declared_length(request._request)
+                upload = request.FILES.get("file")
+                if upload is None:
+                    raise ApiError("send the file in the multipart field 'file'", "file")
+                limit = settings.TRAJHUB_MAX_BODY_BYTES
+                if upload.size is not None and upload.size > limit:
+                    raise PayloadTooLarge(
+                        f"the file is {upload.size:,} bytes, over the limit of {limit:,}", "file"
+                    )
+                data = maybe_gunzip(upload.read())
+            else:
+                data = read_request_body(request._request)
+        except BodyError as exc:
+            raise ApiError(exc.message, exc.where, status_code=exc.status) from None
         format_name = request.query_params.get("format") or None
         # A FormatError (nothing readable) becomes the API's 400 {"error": {message, where}}.
         result = parse(data, format=format_name, limits=ingest_limits())
@@ -127,7 +133,3 @@ class TrajectoryPreviewView(APIView):
                 "errors_truncated": max(0, len(errors) - MAX_LISTED),
             }
         )
-
-
-def _too_large(size: int, limit: int) -> PayloadTooLarge:
-    return PayloadTooLarge(f"the file is {size:,} bytes, over the limit of {limit:,}", "file")

@@ -1,0 +1,180 @@
+"""/upload/ and the dry run behind it, POST /api/v1/trajectories/preview (stores nothing)."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from apps.trajectories.importers import parse
+from apps.trajectories.models import Trajectory
+from tests.conftest import FIXTURES_DIR
+from tests.trajectories.test_pages import assert_csp_clean
+
+pytestmark = pytest.mark.django_db
+
+PREVIEW = "/api/v1/trajectories/preview"
+REAL_FILES = sorted(
+    path.name for path in (FIXTURES_DIR / "real").glob("*") if path.name != "MANIFEST.txt"
+)
+
+
+def test_upload_page_offers_every_format_and_private_by_default(client):
+    response = client.get("/upload/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for label in ("OpenHands event array", "SWE-agent", "ShareGPT", "OpenAI"):
+        assert label in html
+    assert 'name="visibility" value="private" checked' in html
+    assert 'name="license_agreed"' in html and "/license/" in html
+    assert 'data-preview-url="/api/v1/trajectories/preview"' in html
+    assert 'action="/api/v1/trajectories"' in html
+    assert 'name="csrfmiddlewaretoken"' in html
+    assert '<script src="/static/js/upload.js" defer></script>' in html
+    assert "deletion" in html and "password" in html  # anonymous: says what they will get
+    assert_csp_clean(html)
+
+
+def test_upload_page_when_anonymous_sharing_is_off(client, settings, owner):
+    settings.TRAJHUB_ANONYMOUS_SHARING = False
+    assert "does not accept anonymous shares" in client.get("/upload/").content.decode()
+    client.force_login(owner)
+    html = client.get("/upload/").content.decode()
+    assert "does not accept anonymous shares" not in html
+    assert "My trajectories" in html
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_preview_counts_every_real_file_and_stores_nothing(client, real_fixture, name):
+    data = real_fixture(name)
+    expected = parse(data)
+
+    response = client.post(PREVIEW, {"file": SimpleUploadedFile(name, data)})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["format"] == expected.format
+    assert body["format_label"]
+    assert body["trajectories"] == len(expected.trajectories) > 0
+    assert body["events"] == sum(len(t.events) for t in expected.trajectories)
+    assert body["errors"] == []
+    assert len(body["items"]) == min(100, body["trajectories"])
+    assert Trajectory.objects.count() == 0
+
+
+def test_preview_numbers_for_known_files(client, real_fixture):
+    def preview(name):
+        data = real_fixture(name)
+        return client.post(PREVIEW, {"file": SimpleUploadedFile(name, data)}).json()
+
+    gui = preview("openhands_v0_basic_gui_mode.json")
+    assert (gui["format"], gui["trajectories"], gui["events"]) == ("openhands_v0", 1, 18)
+    sharegpt = preview("sharegpt_glaive_toolcall_en_demo.json")
+    assert (sharegpt["trajectories"], sharegpt["events"]) == (300, 1914)
+    assert len(sharegpt["items"]) == 100 and sharegpt["items_truncated"] == 200
+    assert sharegpt["items"][0]["where"] == "[0]"
+
+
+def test_preview_reports_bad_records_by_line(client, real_fixture):
+    lines = real_fixture("openhands_v0_eval_multi_swe_bench_output.jsonl").splitlines()
+    data = b"\n".join([lines[0], b'{"hello": "world"}', lines[1]])
+
+    body = client.post(PREVIEW, {"file": SimpleUploadedFile("mixed.jsonl", data)}).json()
+
+    assert body["trajectories"] == 2
+    assert body["errors"] == [
+        {"where": "line 2", "message": body["errors"][0]["message"]},
+    ]
+    assert "no known trajectory format" in body["errors"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "empty"),
+        (b"{not json", "not valid JSON"),
+        (b"\xff\xfe\x00", "UTF-8"),
+        (b'{"foo": 1}', "no known trajectory format matches an object with keys foo"),
+    ],
+)
+def test_preview_explains_unreadable_files(client, data, message):
+    response = client.post(PREVIEW, {"file": SimpleUploadedFile("x.json", data)})
+    assert response.status_code == 400
+    assert message in response.json()["error"]["message"]
+
+
+def test_preview_accepts_a_raw_json_body(client, real_fixture):
+    response = client.post(
+        PREVIEW, real_fixture("openhands_v0_basic.json"), content_type="application/json"
+    )
+    assert response.status_code == 200
+    assert response.json()["events"] == 4
+
+
+def test_preview_applies_the_share_size_limits(client, settings, real_fixture):
+    settings.TRAJHUB_MAX_BODY_BYTES = 1000
+    big = SimpleUploadedFile("big.json", b"[" + b" " * 2000 + b"]")
+    response = client.post(PREVIEW, {"file": big})
+    assert response.status_code == 413
+    assert "over the limit of 1,000 bytes" in response.json()["error"]["message"]
+
+    settings.TRAJHUB_MAX_BODY_BYTES = 10_000_000
+    settings.TRAJHUB_MAX_DECOMPRESSED_BYTES = 10_000
+    bomb = SimpleUploadedFile("bomb.json.gz", gzip.compress(b"[" + b" " * 100_000 + b"]"))
+    response = client.post(PREVIEW, {"file": bomb})
+    assert response.status_code == 413
+    assert "inflates past the limit" in response.json()["error"]["message"]
+
+
+def test_preview_applies_the_event_limit(client, settings, real_fixture):
+    settings.TRAJHUB_MAX_EVENTS = 5
+    body = client.post(
+        PREVIEW,
+        {"file": SimpleUploadedFile("a.json", real_fixture("openhands_v0_basic_gui_mode.json"))},
+    ).json()
+    assert body["trajectories"] == 0
+    assert "over the limit of 5" in body["errors"][0]["message"]
+
+
+def test_preview_needs_the_file_field(client):
+    response = client.post(PREVIEW, {"other": SimpleUploadedFile("a.json", b"[]")})
+    assert response.status_code == 400
+    assert response.json()["error"]["where"] == "file"
+
+
+def test_preview_reads_gzip_files_like_the_share_api(client, real_fixture):
+    data = gzip.compress(real_fixture("openhands_v0_basic_gui_mode.json"))
+    body = client.post(PREVIEW, {"file": SimpleUploadedFile("a.json.gz", data)}).json()
+    assert (body["trajectories"], body["events"]) == (1, 18)
+
+    broken = client.post(PREVIEW, {"file": SimpleUploadedFile("b.json.gz", data[:40])})
+    assert broken.status_code == 400
+    assert "gzip" in broken.json()["error"]["message"]
+
+
+def test_preview_is_csrf_checked_for_signed_in_sessions(owner, real_fixture):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    data = real_fixture("openhands_v0_basic.json")
+    refused = client.post(PREVIEW, {"file": SimpleUploadedFile("a.json", data)})
+    assert refused.status_code == 403
+    client.get("/upload/")
+    token = client.cookies["csrftoken"].value
+    allowed = client.post(
+        PREVIEW, {"file": SimpleUploadedFile("a.json", data)}, HTTP_X_CSRFTOKEN=token
+    )
+    assert allowed.status_code == 200
+
+
+def test_preview_is_rate_limited(client, monkeypatch):
+    from apps.trajectories.api.preview import PreviewThrottle
+
+    monkeypatch.setattr(PreviewThrottle, "rate", "2/hour")
+    monkeypatch.setattr(PreviewThrottle, "num_requests", 2, raising=False)
+    codes = [
+        client.post(PREVIEW, b"[]", content_type="application/json").status_code for _ in range(3)
+    ]
+    assert codes[:2] == [400, 400] and codes[2] == 429

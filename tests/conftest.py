@@ -13,6 +13,8 @@ FIXTURES_DIR = Path(
     os.environ.get("TRAJHUB_FIXTURES_DIR", settings.BASE_DIR.parent / "shared" / "fixtures")
 )
 REQUIRE_SERVICES = os.environ.get("TRAJHUB_REQUIRE_SERVICES") == "1"
+# Fixtures of the ingest and API tests (private_storage), usable from any test folder.
+pytest_plugins = ["tests.ingest_helpers"]
 
 
 def skip_or_fail(reason: str):

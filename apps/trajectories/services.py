@@ -229,6 +229,21 @@ def _sniff(blob: bytes) -> str | None:
     return None
 
 
+def _complete(blob: bytes, content_type: str) -> bool:
+    """Whether the image ends where its format says (a truncated one is kept as text)."""
+    if content_type == "image/png":
+        return blob.endswith(b"IEND\xaeB`\x82")
+    if content_type == "image/jpeg":
+        return b"\xff\xd9" in blob[-64:]
+    if content_type == "image/gif":
+        return blob.endswith(b";") or blob.rstrip(b"\x00").endswith(b";")
+    if content_type == "image/webp":
+        return len(blob) >= 12 and int.from_bytes(blob[4:8], "little") + 8 <= len(blob)
+    if content_type == "image/bmp":
+        return len(blob) >= 6 and int.from_bytes(blob[2:6], "little") <= len(blob)
+    return False
+
+
 class _Cleaner:
     """Replaces NULs and moves images out, collecting the images it found."""
 
@@ -241,8 +256,8 @@ class _Cleaner:
         except (binascii.Error, ValueError):
             return None
         content_type = _sniff(blob)
-        if content_type is None or len(blob) < 16:
-            return None
+        if content_type is None or not _complete(blob, content_type):
+            return None  # not an image, or a truncated one: it stays text
         sha = hashlib.sha256(blob).hexdigest()
         self.images.setdefault(sha, (blob, content_type))
         return IMAGE_REF_PREFIX + sha

@@ -10,7 +10,6 @@ $(BIN)/.installed: requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing dependencies from requirements.lock into $(VENV) ..."
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e . >/dev/null 2>&1 || true
 	@touch $@
 
 install: $(BIN)/.installed
@@ -21,8 +20,10 @@ run: install
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo_data --if-empty --count 36
 	@echo "TrajHub at http://127.0.0.1:$(PORT)/ (Ctrl-C stops the site, the worker and beat)"
-	@trap 'kill 0' INT TERM EXIT; \
-	  $(BIN)/celery -A config worker --beat --pool=solo --loglevel=warning & \
+	@# The worker (with beat inside it) runs beside the site on the filesystem broker; it stops
+	@# when the site stops, whether by Ctrl-C or because runserver could not start.
+	@$(BIN)/celery -A config worker --beat --pool=solo --loglevel=warning & worker=$$!; \
+	  trap 'kill -TERM $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: install

@@ -134,7 +134,8 @@ else:
         }
     }
     # Kombu's filesystem transport: a real broker that needs no server, shared by web, worker and beat.
-    CELERY_BROKER_URL = "filesystem://"
+    # "localhost" only keeps kombu from warning that no hostname was given.
+    CELERY_BROKER_URL = "filesystem://localhost//"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(VAR_DIR / "celery" / "queue"),
         "data_folder_out": str(VAR_DIR / "celery" / "queue"),
@@ -160,7 +161,10 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 900)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {
-    "scan-sweep": {"task": "apps.moderation.tasks.scan_sweep", "schedule": 300.0},
+    "scan-sweep": {
+        "task": "apps.moderation.tasks.scan_sweep",
+        "schedule": float(env_int("TRAJHUB_SCAN_SWEEP_SECONDS", 300)),
+    },
 }
 
 # --- Storage ------------------------------------------------------------------------------------

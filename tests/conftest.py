@@ -94,3 +94,13 @@ def _clear_cache():
 
     cache.clear()
     yield
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A run that collected no tests fails (exit 1), never exit 5: `make test` and CI must not
+    report a selection that matched nothing as anything but a failure."""
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.config.get_terminal_writer().line(
+            "no tests were collected: failing the run", red=True
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

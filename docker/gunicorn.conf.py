@@ -1,0 +1,27 @@
+"""Gunicorn settings for TrajHub's web process (docker/compose.yaml, tests/infra, bench/).
+
+Environment: GUNICORN_BIND (default 0.0.0.0:8000), WEB_CONCURRENCY (worker processes, read by
+gunicorn itself; default 2 x CPUs + 1 here), GUNICORN_TIMEOUT (seconds, default 120: a 50 MB
+upload on a slow link must finish), GUNICORN_FORWARDED_ALLOW_IPS (proxies trusted for
+X-Forwarded-*).
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
+# Sync workers: each request holds one process; ingest is CPU and database bound, not idle I/O.
+worker_class = "sync"
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
+graceful_timeout = 30
+keepalive = 5
+# Recycle workers now and then so a large upload's memory does not stay with the process forever.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "1000"))
+max_requests_jitter = max_requests // 10
+# Heartbeat files on tmpfs: a container's overlay filesystem can stall them.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")

@@ -15,9 +15,11 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers
+from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -37,6 +39,7 @@ from apps.trajectories.api.serializers import (
     TrajectoryUpdateInputSerializer,
 )
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
+from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
 
 JSON_TYPES = {
@@ -106,10 +109,27 @@ def _user(request: Request):
     return request.user if request.user and request.user.is_authenticated else None
 
 
-class TrajectoryListView(APIView):
-    """GET: public trajectories (or ?owner=me: the caller's own). POST: share trajectories."""
+class AlwaysJson(BaseContentNegotiation):
+    """JSON whatever the Accept header says (a browser's text/html gets JSON, not a 406)."""
+
+    def select_parser(self, request, parsers):
+        return DefaultContentNegotiation().select_parser(request, parsers)
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class JsonApiView(APIView):
+    """Every answer of this API is JSON (errors included), whatever the Accept header asks."""
 
     permission_classes = [AllowAny]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = AlwaysJson
+
+
+class TrajectoryListView(JsonApiView):
+    """GET: public trajectories (or ?owner=me: the caller's own). POST: share trajectories."""
+
     parser_classes = [RawJsonParser, MultiPartParser, FormParser]
     ordering_key = DEFAULT_ORDERING
 
@@ -238,7 +258,11 @@ class TrajectoryListView(APIView):
             content_type=file_type,
             client_ip=client_ip(request),
         )
-        result = services.trajectory_ingest(data=data, user=_user(request), options=options)
+        try:
+            result = services.trajectory_ingest(data=data, user=_user(request), options=options)
+        except FormatError as exc:
+            # Whole-body problems (not JSON, empty, unknown format) point at the body.
+            raise ApiError(exc.message, exc.where or "body") from None
         del data
         trajectories = [item.trajectory for item in result.stored]
         context = _serializer_context(
@@ -256,6 +280,7 @@ class TrajectoryListView(APIView):
         }
         if not trajectories:
             first = result.errors[0] if result.errors else {"where": "", "message": "no trajectory"}
+            first = {"where": first.get("where") or "body", "message": first["message"]}
             message = (
                 first["message"]
                 if len(result.errors) == 1
@@ -290,10 +315,8 @@ def _plain(values: Any) -> dict[str, Any]:
     return {key: value for key, value in dict(values).items() if key != FILE_FIELD}
 
 
-class TrajectoryDetailView(APIView):
+class TrajectoryDetailView(JsonApiView):
     """GET one trajectory; PATCH (owner); DELETE (owner, staff, or the deletion password)."""
-
-    permission_classes = [AllowAny]
 
     @extend_schema(
         operation_id="trajectories_retrieve",
@@ -366,10 +389,8 @@ class TrajectoryDetailView(APIView):
         return Response(status=204)
 
 
-class TrajectoryEventsView(APIView):
+class TrajectoryEventsView(JsonApiView):
     """The events of a trajectory, in order, paginated; redacted unless owner or moderator."""
-
-    permission_classes = [AllowAny]
 
     @extend_schema(
         operation_id="trajectories_events",
@@ -390,10 +411,8 @@ class TrajectoryEventsView(APIView):
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class TrajectoryDownloadView(APIView):
+class TrajectoryDownloadView(JsonApiView):
     """The raw upload (owner and moderators) or an export built from (redacted) events."""
-
-    permission_classes = [AllowAny]
 
     @extend_schema(
         operation_id="trajectories_download",
@@ -447,9 +466,10 @@ class TrajectoryDownloadView(APIView):
 
 def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
     from apps.trajectories import exporters
+    from apps.trajectories.redaction import redact_data
 
     redact = selectors.redactor_for(trajectory, user)
-    events = list(selectors.canonical_events(trajectory, user))
+    events = selectors.canonical_events(trajectory, user)
     meta = {
         "id": trajectory.share_id,
         "title": redact(trajectory.title),
@@ -461,14 +481,13 @@ def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
         "feedback_text": redact(trajectory.feedback_text),
         "license": trajectory.license,
         "url": trajectory.get_absolute_url(),
+        "metadata": redact_data(trajectory.metadata, redact),
     }
     return exporters.export_events(fmt, events, meta=meta)
 
 
-class TrajectoryImageView(APIView):
+class TrajectoryImageView(JsonApiView):
     """An image of a trajectory (screenshots, plots), for those who may see the trajectory."""
-
-    permission_classes = [AllowAny]
 
     @extend_schema(
         operation_id="trajectories_image",

@@ -13,6 +13,7 @@ urlpatterns = [
     path("browse/", views_site.browse, name="browse"),
     path("upload/", views_site.upload, name="upload"),
     path("me/", views_site.me, name="me"),
+    re_path(rf"^me/t/{SHARE_ID}/delete$", views_site.me_delete, name="me-delete"),
     path("releases/", views_site.releases, name="releases"),
     path("terms/", views_site.terms, name="terms"),
     path("privacy/", views_site.privacy, name="privacy"),

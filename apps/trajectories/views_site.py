@@ -11,11 +11,12 @@ from datetime import date, timedelta
 
 from django.apps import apps as django_apps
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.hashers import check_password, make_password
 from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -238,6 +239,27 @@ def trajectory_holder_delete(request: HttpRequest, share_id: str) -> HttpRespons
 def me(request: HttpRequest) -> HttpResponse:
     page = Paginator(site_selectors.owned_list(request.user), 50).get_page(request.GET.get("page"))
     return render(request, "pages/me.html", {"page": page, "trajectories": list(page.object_list)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def me_delete(request: HttpRequest, share_id: str) -> HttpResponse:
+    """The owner deletes one of their trajectories: GET asks to confirm, POST deletes."""
+    trajectory = site_selectors.owned_list(request.user).filter(share_id=share_id).first()
+    if trajectory is None:
+        raise Http404("no such trajectory")
+    if request.method == "POST":
+        if request.POST.get("confirm") != "yes":
+            return render(
+                request,
+                "pages/me_delete.html",
+                {"trajectory": trajectory, "confirm_missing": True},
+                status=400,
+            )
+        trajectory_delete(trajectory=trajectory, reason="owner")
+        messages.success(request, "The trajectory has been deleted.")
+        return redirect("me")
+    return render(request, "pages/me_delete.html", {"trajectory": trajectory})
 
 
 # --- Static pages --------------------------------------------------------------------------------

@@ -295,15 +295,18 @@
       var link = el("a", null, item.title || "Open the trajectory");
       link.href = path;
       title.appendChild(link);
-      if (item.num_events !== undefined) title.appendChild(el("span", "muted", " · " + plural(item.num_events, "event")));
-      if (item.visibility) title.appendChild(el("span", "badge", item.visibility));
       card.appendChild(title);
+      var facts = [];
+      if (item.num_events !== undefined) facts.push(plural(item.num_events, "event"));
+      if (item.visibility === "public") facts.push(item.review_state === "approved" ? "public" : "public once reviewed");
+      else if (item.visibility) facts.push(item.visibility);
+      if (facts.length) card.appendChild(el("p", "shared-facts muted small", facts.join(" · ")));
       card.appendChild(copyRow("Link", url, "shared-link-" + index));
       if (item.password) {
         card.appendChild(copyRow("Deletion password", item.password, "shared-password-" + index));
         var manage = el("p", "small");
         manage.appendChild(document.createTextNode("Open or delete it later at "));
-        var manageLink = el("a", null, origin + path + "unlock");
+        var manageLink = el("a", null, url.replace(/\/?$/, "/") + "unlock");
         manageLink.href = path + "unlock";
         manage.appendChild(manageLink);
         manage.appendChild(document.createTextNode(" with this password."));

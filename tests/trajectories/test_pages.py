@@ -316,3 +316,37 @@ def test_login_then_lands_on_me(client, owner):
     )
     assert response.redirect_chain[-1][0] == "/me/"
     assert "Signed in as <strong>owner</strong>" in response.content.decode()
+
+
+def test_owner_deletes_from_me_after_confirming(client, owner, other_user):
+    from apps.trajectories.models import Tombstone, Trajectory
+
+    mine = make_trajectory(title="Delete me", owner=owner, visibility="private")
+    url = f"/me/t/{mine.share_id}/delete"
+
+    assert client.get(url).status_code == 302  # sign in first
+    client.force_login(other_user)
+    assert client.get(url).status_code == 404  # not theirs: as if it did not exist
+    assert client.post(url, {"confirm": "yes"}).status_code == 404
+    client.force_login(owner)
+    assert f'href="{url}"' in client.get("/me/").content.decode()
+    assert "Delete me" in client.get(url).content.decode()
+    assert client.post(url).status_code == 400  # not confirmed
+    assert Trajectory.objects.filter(pk=mine.pk).exists()
+
+    response = client.post(url, {"confirm": "yes"}, follow=True)
+
+    assert response.redirect_chain[-1][0] == "/me/"
+    assert "The trajectory has been deleted." in response.content.decode()
+    assert not Trajectory.objects.filter(pk=mine.pk).exists()
+    assert Tombstone.objects.get(share_id=mine.share_id).reason == "owner"
+
+
+def test_login_shows_github_only_when_configured(client, settings):
+    assert "Sign in with GitHub" not in client.get("/accounts/login/").content.decode()
+    providers = {"github": {**settings.SOCIALACCOUNT_PROVIDERS["github"]}}
+    providers["github"]["APP"] = {"client_id": "abc123", "secret": "s"}
+    settings.SOCIALACCOUNT_PROVIDERS = providers
+    html = client.get("/accounts/login/").content.decode()
+    assert "Sign in with GitHub" in html
+    assert 'action="/accounts/github/login/?process=login"' in html

@@ -99,3 +99,16 @@ def split_words(value: str) -> list[str]:
 def get_param(query, name: str) -> str:
     """The last value of a query parameter (QueryDict), "" when absent."""
     return query.get(name, "") if query is not None else ""
+
+
+@register.simple_tag(takes_context=True)
+def configured_providers(context) -> list:
+    """Social login providers with a client id: a button for an unconfigured one leads nowhere."""
+    from allauth.socialaccount.adapter import get_adapter
+
+    request = context.get("request")
+    return [
+        provider
+        for provider in get_adapter().list_providers(request)
+        if getattr(provider.app, "client_id", "")
+    ]

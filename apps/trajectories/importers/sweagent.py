@@ -68,6 +68,8 @@ def detect(doc: Any) -> bool:
 def convert(doc: Any) -> CanonicalTrajectory:
     if not isinstance(doc, dict):
         raise FormatError(f"expected a SWE-agent .traj object, got {json_type(doc)}")
+    if "trajectory" not in doc and "history" not in doc:
+        raise FormatError("expected a SWE-agent .traj: 'trajectory' steps or 'history' messages")
     steps = doc.get("trajectory", [])
     history = doc.get("history", [])
     if steps is None:

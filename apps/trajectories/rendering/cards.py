@@ -1,0 +1,529 @@
+"""The card of one event: what the trajectory page shows for it, built from the event's data.
+
+A Card is plain data plus pre-rendered, safe HTML blocks; templates/trajectories/_card.html lays
+it out. `CardBuilder` holds the helpers every format's presenter uses (Markdown, code, output,
+diff, images, fields, JSON, task lists), each of which redacts, clips and escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+from django.utils.safestring import SafeString, mark_safe
+
+from apps.trajectories.redaction import redact_data
+from apps.trajectories.rendering import text as t
+
+SECRET_KEY_NAMES = re.compile(
+    r"(?:^|_)(?:api_?key|apikey|secret|password|passwd|access_?token|auth_?token|token|jwt)$",
+    re.IGNORECASE,
+)
+DATA_URL = re.compile(r"data:image/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]{32,}", re.IGNORECASE)
+STRING_CAP = 50_000
+
+
+@dataclass(frozen=True)
+class ViewContext:
+    """Who is looking and how: the same event renders differently for the owner and a visitor."""
+
+    share_id: str
+    marks: t.Marks
+    started_at: datetime | None = None
+    full_block: int | None = None  # render this block unclipped (the "show all" fragment)
+
+    @property
+    def image_base(self) -> str:
+        return f"/t/{self.share_id}/images/"
+
+    @property
+    def show_original(self) -> bool:
+        return self.marks.show_original
+
+
+@dataclass
+class Block:
+    kind: str  # markdown | code | output | diff | images | fields | json | tasks | note
+    html: SafeString
+    label: str = ""  # our own words, never event text
+    index: int = 0
+    more_lines: int = 0  # total lines when the preview is clipped ("Show all N lines")
+    collapsed: bool = False  # shown inside <details> with `summary`
+    summary: str = ""
+    tone: str = ""  # "bad" for errors
+
+
+@dataclass
+class Card:
+    step: int
+    position: int
+    kind: str
+    source: str
+    type: str
+    family: str = "meta"
+    title: str = ""
+    subtitle: SafeString = mark_safe("")
+    badges: list[tuple[SafeString, str]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    timestamp: datetime | None = None
+    offset: str = ""
+    original_id: str = ""
+    cause: str = ""
+    cost: float | None = None
+    tokens: int | None = None
+
+
+def as_str(value: Any) -> str:
+    """Any JSON value as display text (strings as they are, the rest as compact JSON)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def content_text(value: Any) -> str:
+    """Text of a content field that may be a string or a list of {type, text} parts."""
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif isinstance(part.get("content"), str):
+                    parts.append(part["content"])
+        return "\n".join(parts)
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return value["text"]
+    return as_str(value)
+
+
+def image_refs(*values: Any) -> tuple[list[str], int]:
+    """(sha256 of every stored-image reference, count of images that were not stored)."""
+    found: list[str] = []
+    missing = 0
+    stack = list(values)
+    while stack:
+        value = stack.pop(0)
+        if isinstance(value, str):
+            match = t.IMAGE_REF.match(value)
+            if match:
+                if match.group(1) not in found:
+                    found.append(match.group(1))
+            elif value.startswith("data:image/"):
+                missing += 1
+        elif isinstance(value, list):
+            stack[0:0] = value
+        elif isinstance(value, dict):
+            for key in ("url", "image_url", "data", "source"):
+                if key in value:
+                    stack.insert(0, value[key])
+    return found, missing
+
+
+def parse_json_string(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def humanize(name: str) -> str:
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name or "event").replace("_", " ").strip()
+    return words[:1].upper() + words[1:].lower() if words else "Event"
+
+
+def tidy_for_display(value: Any, *, hide_secrets: bool, depth: int = 0) -> Any:
+    """A JSON value fit to show: long strings capped, inline images as a note, secrets hidden."""
+    if depth > 60:
+        return "…"
+    if isinstance(value, str):
+        if "data:image/" in value:
+            value = DATA_URL.sub(
+                lambda m: f"[inline image, {len(m.group(0)) * 3 // 4:,} bytes]", value
+            )
+        if len(value) > STRING_CAP:
+            value = value[:STRING_CAP] + f"… [{len(value) - STRING_CAP:,} more characters]"
+        return value
+    if isinstance(value, list):
+        return [
+            tidy_for_display(item, hide_secrets=hide_secrets, depth=depth + 1) for item in value
+        ]
+    if isinstance(value, dict):
+        tidy = {}
+        for key, item in value.items():
+            if (
+                hide_secrets
+                and isinstance(item, str)
+                and len(item) >= 8
+                and SECRET_KEY_NAMES.search(str(key))
+            ):
+                tidy[key] = "[hidden]"
+            else:
+                tidy[key] = tidy_for_display(item, hide_secrets=hide_secrets, depth=depth + 1)
+        return tidy
+    return value
+
+
+def pretty_json(value: Any, *, hide_secrets: bool) -> str:
+    tidy = tidy_for_display(value, hide_secrets=hide_secrets)
+    try:
+        return orjson.dumps(tidy, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return str(tidy)
+
+
+def lines_of(text: str) -> str:
+    count = text.count("\n") + 1 if text else 0
+    return f"{count:,} line{'' if count == 1 else 's'}"
+
+
+def format_offset(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"+{hours}:{minutes:02d}:{secs:02d}" if hours else f"+{minutes}:{secs:02d}"
+
+
+class CardBuilder:
+    """Builds one card. Every helper takes untrusted text and appends a safe block."""
+
+    def __init__(self, ctx: ViewContext, event: Any):
+        self.ctx = ctx
+        self.event = event
+        data = event.data if isinstance(event.data, dict) else {"value": event.data}
+        marks = ctx.marks
+        if not marks.show_original and marks.active:
+            # Structurally, keys included, before anything is taken out of it.
+            data = redact_data(data, marks.plain)
+        self.data: dict[str, Any] = data
+        self.text: str = marks.plain(getattr(event, "text", "") or "")
+        self.card = Card(
+            step=event.position + 1,
+            position=event.position,
+            kind=event.kind,
+            source=event.source,
+            type=event.type,
+            title=humanize(event.type),
+            timestamp=event.timestamp,
+            original_id=ctx.marks.plain(event.original_id or ""),
+            cause=ctx.marks.plain(event.cause or ""),
+        )
+        if event.timestamp and ctx.started_at:
+            self.card.offset = format_offset((event.timestamp - ctx.started_at).total_seconds())
+
+    # ---- header -------------------------------------------------------------------------------
+
+    def head(self, title: str, family: str, subtitle: str = "", *, code: bool = False) -> None:
+        self.card.title = title
+        self.card.family = family
+        if subtitle:
+            self.subtitle(subtitle, code=code)
+
+    def subtitle(self, text: str, *, code: bool = False) -> None:
+        line = text.strip().split("\n", 1)[0]
+        if len(line) > 160:
+            line = line[:159] + "…"
+        body = t.inline(line, self.ctx.marks)
+        self.card.subtitle = mark_safe(f"<code>{body}</code>" if code else body)
+
+    def badge(self, text: str, tone: str = "") -> None:
+        if text:
+            self.card.badges.append((mark_safe(t.inline(text[:80], self.ctx.marks)), tone))
+
+    # ---- blocks -------------------------------------------------------------------------------
+
+    def _add(self, kind: str, markup: str, **kwargs: Any) -> Block:
+        block = Block(
+            kind=kind, html=mark_safe(t.finish(markup)), index=len(self.card.blocks), **kwargs
+        )
+        self.card.blocks.append(block)
+        return block
+
+    def _full(self) -> bool:
+        return self.ctx.full_block == len(self.card.blocks)
+
+    def markdown(
+        self,
+        text: str,
+        *,
+        label: str = "",
+        collapsed: bool = False,
+        summary: str = "",
+        tone: str = "",
+    ) -> None:
+        text = as_str(text).strip()
+        if not text:
+            return
+        marked = self.ctx.marks.mark(text)
+        more = 0
+        if len(marked) > 60_000 and not self._full():
+            # Markdown cannot be cut mid-structure safely: long ones show as clipped plain text.
+            cut = t.clip(marked, lines=200, chars=20_000)
+            body = f'<pre class="text">{t.escape(cut.head)}</pre>'
+            more = cut.total_lines
+        else:
+            body = t.markdown(marked, image_base=self.ctx.image_base)
+        self._add(
+            "markdown",
+            f'<div class="md">{body}</div>',
+            label=label,
+            collapsed=collapsed,
+            summary=summary,
+            more_lines=more,
+            tone=tone,
+        )
+
+    def code(
+        self,
+        text: str,
+        *,
+        filename: str = "",
+        language: str = "",
+        label: str = "",
+        collapsed: bool = False,
+        summary: str = "",
+    ) -> None:
+        text = as_str(text)
+        if not text.strip():
+            return
+        marked = self.ctx.marks.mark(text.rstrip("\n"))
+        if self._full():
+            cut = t.clip(marked, lines=t.FULL_LINES, chars=t.FULL_CHARS)
+        else:
+            cut = t.clip(marked)
+        body = t.highlight(cut.head, filename=filename, language=language)
+        note = self._clip_note(cut)
+        self._add(
+            "code",
+            f'<pre class="code hl">{body}</pre>{note}',
+            label=label,
+            more_lines=cut.total_lines if cut.clipped and not self._full() else 0,
+            collapsed=collapsed,
+            summary=summary,
+        )
+
+    def output(
+        self,
+        text: str,
+        *,
+        label: str = "",
+        tone: str = "",
+        tail: int = 10,
+        collapsed: bool = False,
+        summary: str = "",
+    ) -> None:
+        text = as_str(text)
+        if not text.strip():
+            return
+        marked = self.ctx.marks.mark(text.rstrip("\n"))
+        if self._full():
+            cut = t.clip(marked, lines=t.FULL_LINES, chars=t.FULL_CHARS)
+        else:
+            cut = t.clip(marked, tail=tail)
+        parts = [f'<pre class="out">{t.escape(t.clean_terminal(cut.head))}</pre>']
+        if cut.clipped and cut.tail:
+            parts.append(
+                f'<div class="clip-gap">… {cut.hidden_lines:,} more lines …</div>'
+                f'<pre class="out">{t.escape(t.clean_terminal(cut.tail))}</pre>'
+            )
+        elif cut.clipped:
+            parts.append(self._clip_note(cut))
+        self._add(
+            "output",
+            "".join(parts),
+            label=label,
+            tone=tone,
+            more_lines=cut.total_lines if cut.clipped and not self._full() else 0,
+            collapsed=collapsed,
+            summary=summary,
+        )
+
+    def diff(self, diff: str, *, label: str = "") -> None:
+        diff = as_str(diff).strip("\n")
+        if not diff.strip():
+            return
+        marked = self.ctx.marks.mark(diff)
+        if self._full():
+            cut = t.clip(marked, lines=t.FULL_LINES, chars=t.FULL_CHARS)
+        else:
+            cut = t.clip(marked, lines=60, chars=8000)
+        added, removed = t.diff_stats(diff)
+        stats = f'<div class="diff-stats"><span class="d-add">+{added}</span> <span class="d-del">−{removed}</span></div>'
+        self._add(
+            "diff",
+            f'{stats}<pre class="diff">{t.diff_html(cut.head)}</pre>{self._clip_note(cut)}',
+            label=label,
+            more_lines=cut.total_lines if cut.clipped and not self._full() else 0,
+        )
+
+    def file_diff(self, old: str, new: str, *, path: str = "", label: str = "") -> None:
+        self.diff(t.unified_diff(as_str(old), as_str(new), path=as_str(path)), label=label)
+
+    def images(
+        self,
+        *values: Any,
+        label: str = "",
+        alt: str = "Image",
+        collapsed: bool = False,
+        summary: str = "",
+    ) -> None:
+        shas, missing = image_refs(*values)
+        if not shas and not missing:
+            return
+        alt_text = t.escape(self.ctx.marks.plain(alt))
+        items = []
+        for number, sha in enumerate(shas, start=1):
+            url = f"{self.ctx.image_base}{sha}"
+            suffix = f" ({number})" if len(shas) > 1 else ""
+            items.append(
+                f'<a class="shot" href="{url}"><img src="{url}" alt="{alt_text}{suffix}" '
+                f'loading="lazy" decoding="async"></a>'
+            )
+        if missing:
+            items.append(
+                f'<p class="muted">{missing} inline image{"s" if missing > 1 else ""} '
+                "not stored</p>"
+            )
+        self._add(
+            "images",
+            f'<div class="shots">{"".join(items)}</div>',
+            label=label,
+            collapsed=collapsed,
+            summary=summary,
+        )
+
+    def fields(
+        self,
+        mapping: dict[str, Any],
+        *,
+        label: str = "",
+        skip: set[str] | frozenset = frozenset(),
+        collapsed: bool = False,
+        summary: str = "",
+    ) -> None:
+        rows = []
+        for key, value in mapping.items():
+            if key in skip or value in (None, "", [], {}):
+                continue
+            key_html = t.inline(str(key), self.ctx.marks)
+            if (
+                not self.ctx.show_original
+                and isinstance(value, str)
+                and len(value) >= 8
+                and SECRET_KEY_NAMES.search(str(key))
+            ):
+                value_html = '<span class="muted">[hidden]</span>'
+            elif isinstance(value, str) and "\n" not in value and len(value) <= 200:
+                value_html = t.inline(value, self.ctx.marks)
+            elif isinstance(value, (int, float, bool)):
+                value_html = t.escape(as_str(value))
+            else:
+                shown = value if isinstance(value, str) else self.dump(value)
+                cut = t.clip(self.ctx.marks.mark(shown), lines=20, chars=3000)
+                more = (
+                    f'\n<span class="muted">… {cut.total_lines:,} lines in all</span>'
+                    if cut.clipped
+                    else ""
+                )
+                value_html = f'<pre class="text">{t.escape(cut.head)}{more}</pre>'
+            rows.append(f"<dt>{key_html}</dt><dd>{value_html}</dd>")
+        if rows:
+            self._add(
+                "fields",
+                f'<dl class="fields">{"".join(rows)}</dl>',
+                label=label,
+                collapsed=collapsed,
+                summary=summary,
+            )
+
+    def json(
+        self, value: Any, *, label: str = "", collapsed: bool = False, summary: str = ""
+    ) -> None:
+        if value in (None, "", [], {}):
+            return
+        value = parse_json_string(value)
+        if isinstance(value, str):
+            self.output(value, label=label, collapsed=collapsed, summary=summary)
+            return
+        self.code(
+            self.dump(value), language="json", label=label, collapsed=collapsed, summary=summary
+        )
+
+    def dump(self, value: Any) -> str:
+        """Pretty JSON of a value taken from self.data (already redacted for visitors)."""
+        return pretty_json(value, hide_secrets=not self.ctx.show_original)
+
+    def tasks(self, task_list: Any, *, label: str = "") -> None:
+        if not isinstance(task_list, list) or not task_list:
+            return
+        items = []
+        for task in task_list[:500]:
+            if not isinstance(task, dict):
+                items.append(f'<li class="task">{t.inline(as_str(task), self.ctx.marks)}</li>')
+                continue
+            status = as_str(task.get("status")) or "todo"
+            status_class = re.sub(r"[^a-z_]", "", status.lower())[:20]
+            mark = {"done": "✓", "in_progress": "◐", "todo": "○"}.get(status_class, "•")
+            title = t.inline(
+                as_str(task.get("title") or task.get("content") or task.get("description")),
+                self.ctx.marks,
+            )
+            notes = as_str(task.get("notes"))
+            notes_html = (
+                f'<div class="task-notes">{t.inline(notes, self.ctx.marks)}</div>' if notes else ""
+            )
+            items.append(
+                f'<li class="task task-{status_class}"><span class="task-mark" aria-hidden="true">{mark}</span> '
+                f'<span class="task-title">{title}</span> '
+                f'<span class="task-status">{t.inline(status, self.ctx.marks)}</span>{notes_html}</li>'
+            )
+        self._add("tasks", f'<ul class="tasks">{"".join(items)}</ul>', label=label)
+
+    def note(self, text: str, *, tone: str = "") -> None:
+        text = as_str(text).strip()
+        if text:
+            self._add("note", f'<p class="note">{t.inline(text, self.ctx.marks)}</p>', tone=tone)
+
+    def url(self, value: Any) -> None:
+        """The URL as the header's subtitle; a link only for http(s) (never javascript: etc.)."""
+        url = as_str(value).strip()
+        if not url:
+            return
+        shown = self.ctx.marks.plain(url)
+        body = t.inline(url[:300], self.ctx.marks)
+        if shown.lower().startswith(("http://", "https://")) and '"' not in shown:
+            self.card.subtitle = mark_safe(
+                f'<a href="{t.escape(shown)}" rel="nofollow noopener noreferrer ugc">{body}</a>'
+            )
+        else:
+            self.card.subtitle = mark_safe(f"<code>{body}</code>")
+
+    @staticmethod
+    def _clip_note(cut: t.Clip) -> str:
+        if not cut.clipped:
+            return ""
+        shown = cut.head.count("\n") + 1
+        return f'<div class="clip-gap">… {cut.total_lines - shown:,} more lines …</div>'
+
+    # ---- metrics ------------------------------------------------------------------------------
+
+    def metrics(self, cost: Any = None, tokens: Any = None) -> None:
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
+            self.card.cost = float(cost)
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+            self.card.tokens = tokens

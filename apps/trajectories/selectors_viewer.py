@@ -1,0 +1,146 @@
+"""Reads behind the trajectory page (/t/<id>/): access, event chunks, type counts, find, images.
+
+Access is `Trajectory.objects.visible_to(user)` plus one more holder: the anonymous contributor
+who unlocked the trajectory with its link and deletion password in this browser session
+(`request.session["unlocked_trajectories"]`, a list of share ids, written by the unlock page).
+Everything else answers Http404, never 403, so a private id looks exactly like an unknown one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count
+from django.http import Http404
+
+from apps.trajectories.models import Event, Image, Trajectory
+from apps.trajectories.selectors import can_manage, is_share_id
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
+UNLOCKED_SESSION_KEY = "unlocked_trajectories"
+FIND_MAX_STEPS = 5000
+
+
+@dataclass(frozen=True)
+class Access:
+    """How the caller sees a trajectory they may see."""
+
+    trajectory: Trajectory
+    is_owner: bool  # signed-in owner
+    is_moderator: bool  # moderator or staff
+    is_holder: bool  # anonymous contributor with the link and password (unlocked this session)
+
+    @property
+    def show_original(self) -> bool:
+        """Owner, holder and moderators see originals (redactions highlighted); others placeholders."""
+        return self.is_owner or self.is_moderator or self.is_holder
+
+    @property
+    def can_download_original(self) -> bool:
+        return self.is_owner or self.is_moderator
+
+
+def unlocked_share_ids(request: HttpRequest) -> list[str]:
+    """Share ids unlocked with a password in this session. Reading the session costs a query only
+    when the browser sent a session cookie."""
+    session = getattr(request, "session", None)
+    if session is None or not session.session_key and not session.modified:
+        # No session cookie at all: nothing can have been unlocked (and no query is spent).
+        return []
+    value = session.get(UNLOCKED_SESSION_KEY, [])
+    return [item for item in value if is_share_id(item)] if isinstance(value, list) else []
+
+
+def trajectory_access(request: HttpRequest, share_id: str) -> Access:
+    """The trajectory at `share_id` and how the caller sees it, or Http404. One query."""
+    if not is_share_id(share_id):
+        raise Http404("no such trajectory")
+    user = getattr(request, "user", None)
+    queryset = Trajectory.objects.visible_to(user)
+    unlocked = share_id in unlocked_share_ids(request)
+    if unlocked:
+        # A password unlocks an anonymous share only while no account has claimed it.
+        queryset = queryset | Trajectory.objects.filter(share_id=share_id, owner__isnull=True)
+    trajectory = queryset.select_related("owner").filter(share_id=share_id).first()
+    if trajectory is None:
+        raise Http404("no such trajectory")
+    authenticated = user is not None and user.is_authenticated
+    return Access(
+        trajectory=trajectory,
+        is_owner=authenticated and trajectory.owner_id == user.pk,
+        is_moderator=authenticated and bool(user.is_moderator),
+        is_holder=unlocked and trajectory.owner_id is None,
+    )
+
+
+def can_see_original(trajectory: Trajectory, request: HttpRequest) -> bool:
+    """For other surfaces (downloads): owner, moderator, or the password holder of an anonymous share."""
+    if can_manage(trajectory, getattr(request, "user", None)):
+        return True
+    return trajectory.owner_id is None and trajectory.share_id in unlocked_share_ids(request)
+
+
+def event_type_counts(trajectory: Trajectory) -> list[tuple[str, int]]:
+    """(type, number of events) for the type filter, most frequent first. One query."""
+    rows = (
+        Event.objects.filter(trajectory=trajectory)
+        .values_list("type")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return sorted(((type_, n) for type_, n in rows), key=lambda row: (-row[1], row[0]))
+
+
+def event_chunk(trajectory: Trajectory, *, start: int, limit: int) -> list[Event]:
+    """Events at positions start, start+1, ... (at most `limit`). One query."""
+    return list(
+        Event.objects.filter(trajectory=trajectory, position__gte=start).order_by("position")[
+            :limit
+        ]
+    )
+
+
+def event_at(trajectory: Trajectory, position: int) -> Event:
+    event = Event.objects.filter(trajectory=trajectory, position=position).first()
+    if event is None:
+        raise Http404("no such step")
+    return event
+
+
+def event_find(
+    trajectory: Trajectory, query: str, redact: Any
+) -> tuple[list[tuple[int, int, str]], int]:
+    """Steps whose text contains `query` (case-insensitive), with the number of hits in each.
+
+    The text is redacted for visitors *before* matching, so a search cannot reveal a redacted
+    value. Returns ([(step, hits, type)], total hits). One query.
+    """
+    needle = query.casefold()
+    found: list[tuple[int, int, str]] = []
+    total = 0
+    rows = (
+        Event.objects.filter(trajectory=trajectory)
+        .order_by("position")
+        .values_list("position", "type", "text")
+    )
+    for position, type_, text in rows.iterator(chunk_size=500):
+        haystack = redact(text or "").casefold()
+        hits = haystack.count(needle)
+        if needle in (type_ or "").casefold():
+            hits += 1
+        if hits:
+            total += hits
+            if len(found) < FIND_MAX_STEPS:
+                found.append((position + 1, hits, type_))
+    return found, total
+
+
+def image_for(trajectory: Trajectory, sha256: str) -> Image:
+    """The image if this trajectory refers to it; Http404 otherwise. One query."""
+    image = Image.objects.filter(sha256=sha256, trajectory_links__trajectory=trajectory).first()
+    if image is None:
+        raise Http404("no such image")
+    return image

@@ -1,0 +1,290 @@
+"""The trajectory page (/t/<id>/) and the fragments its script loads.
+
+The page renders the header and the first chunk of cards (at most FIRST_EVENTS events and about
+FIRST_BYTES of card HTML, so that a 2,000-step trajectory still arrives fast); viewer.js loads
+the rest from `events` as the reader scrolls or jumps. Without JavaScript, `?after=N` pages
+through the same chunks. Anything the caller may not see is a 404, whatever the endpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.files.storage import storages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.template.loader import get_template
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET
+
+from apps.trajectories.rendering import Marks, ViewContext, event_json_html, present_event
+from apps.trajectories.selectors_viewer import (
+    Access,
+    event_at,
+    event_chunk,
+    event_find,
+    event_type_counts,
+    image_for,
+    trajectory_access,
+)
+
+FIRST_EVENTS = 100
+FIRST_BYTES = 200_000
+CHUNK_EVENTS = 100
+CHUNK_MAX_EVENTS = 500
+CHUNK_BYTES = 600_000
+FIND_MAX_QUERY = 200
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+EXPORT_FORMATS = [
+    ("openhands", "OpenHands JSON"),
+    ("openai", "OpenAI messages"),
+    ("sharegpt", "ShareGPT"),
+]
+
+
+def _int(value: Any, default: int, *, low: int = 0, high: int = 10**9) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return default
+    return max(low, min(high, number))
+
+
+def _context(access: Access) -> ViewContext:
+    trajectory = access.trajectory
+    return ViewContext(
+        share_id=trajectory.share_id,
+        marks=Marks(trajectory.redactions, show_original=access.show_original),
+        started_at=trajectory.started_at,
+    )
+
+
+def _private_headers(response: HttpResponse, access: Access) -> HttpResponse:
+    """Per-viewer content: never cached by a shared cache, never indexed unless public."""
+    response["Cache-Control"] = "private, no-cache"
+    response["Vary"] = "Cookie"
+    if not access.trajectory.is_public:
+        response["X-Robots-Tag"] = "noindex, nofollow"
+    return response
+
+
+def _is_fetch(request: HttpRequest) -> bool:
+    return request.headers.get("X-Requested-With") == "fetch"
+
+
+@dataclass
+class Chunk:
+    html: SafeString
+    count: int
+    next_after: int | None  # step after which the next chunk starts; None: the end
+
+
+def render_chunk(access: Access, *, after: int, limit: int, budget: int) -> Chunk:
+    """Cards of steps after+1 ... until `limit` events or about `budget` bytes of HTML."""
+    ctx = _context(access)
+    # One event more than asked says whether there is a next chunk without counting.
+    events = event_chunk(access.trajectory, start=after, limit=limit + 1)
+    template = get_template("trajectories/_card.html")
+    base = f"/t/{access.trajectory.share_id}/"
+    parts: list[str] = []
+    size = 0
+    last = after
+    for event in events[:limit]:
+        card = present_event(event, ctx)
+        html = template.render({"card": card, "base": base})
+        parts.append(html)
+        size += len(html)
+        last = event.position + 1
+        if size >= budget:
+            break
+    more = len(events) > len(parts)
+    return Chunk(
+        html=mark_safe("".join(parts)), count=len(parts), next_after=last if more else None
+    )
+
+
+def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> dict[str, Any]:
+    trajectory = access.trajectory
+    plain = Marks(trajectory.redactions, show_original=access.show_original).plain
+    metadata = trajectory.metadata if isinstance(trajectory.metadata, dict) else {}
+    tokens = trajectory.total_tokens
+    if tokens is None and isinstance(metadata.get("total_tokens"), int):
+        tokens = metadata["total_tokens"]
+    cost = trajectory.total_cost
+    if cost is None and isinstance(metadata.get("total_cost"), (int, float)):
+        cost = float(metadata["total_cost"])
+    duration = None
+    if (
+        trajectory.started_at
+        and trajectory.ended_at
+        and trajectory.ended_at >= trajectory.started_at
+    ):
+        duration = _duration(trajectory.ended_at - trajectory.started_at)
+    return {
+        "title": plain(trajectory.title) or f"Trajectory {trajectory.share_id[:12]}",
+        "agent": plain(trajectory.agent),
+        "model": plain(trajectory.model_name),
+        "agent_version": plain(trajectory.agent_version),
+        "source_format": trajectory.source_format,
+        "steps": total,
+        "duration": duration,
+        "tokens": f"{tokens:,}" if tokens else "",
+        "cost": cost,
+        "polarity": trajectory.polarity if trajectory.polarity != "none" else "",
+        "feedback": plain(trajectory.feedback_text),
+        "visibility": trajectory.get_visibility_display(),
+        "is_public": trajectory.is_public,
+        "review_state": trajectory.review_state,
+        "review_state_label": trajectory.get_review_state_display(),
+        "license": trajectory.license if trajectory.visibility == "public" else "",
+        "owner": trajectory.owner.get_username() if trajectory.owner_id else "",
+        "created_at": trajectory.created_at,
+        "redacted": len(trajectory.redactions or {}),
+        "types": type_counts,
+    }
+
+
+def _duration(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
+
+
+@require_GET
+def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
+    access = trajectory_access(request, share_id)
+    trajectory = access.trajectory
+    type_counts = event_type_counts(trajectory)
+    total = sum(count for _, count in type_counts)
+    after = _int(request.GET.get("after"), 0, high=max(total - 1, 0))
+    chunk = render_chunk(access, after=after, limit=FIRST_EVENTS, budget=FIRST_BYTES)
+    downloads = [(name, label) for name, label in EXPORT_FORMATS]
+    if access.can_download_original:
+        downloads.insert(0, ("original", "Original upload"))
+    context = {
+        "trajectory": trajectory,
+        "access": access,
+        "header": _header(access, total, type_counts),
+        "cards": chunk.html,
+        "first_step": after + 1,
+        "next_after": chunk.next_after,
+        "previous_after": max(after - FIRST_EVENTS, 0) if after else None,
+        "total": total,
+        "downloads": downloads,
+        "base": f"/t/{trajectory.share_id}/",
+    }
+    return _private_headers(render(request, "trajectories/page.html", context), access)
+
+
+@require_GET
+def trajectory_events(request: HttpRequest, share_id: str) -> HttpResponse:
+    """HTML cards of the steps after `after` (for viewer.js); X-Next-After says where to go on."""
+    access = trajectory_access(request, share_id)
+    after = _int(request.GET.get("after"), 0)
+    limit = _int(request.GET.get("limit"), CHUNK_EVENTS, low=1, high=CHUNK_MAX_EVENTS)
+    budget = CHUNK_BYTES * max(limit // CHUNK_EVENTS, 1)
+    chunk = render_chunk(access, after=after, limit=limit, budget=budget)
+    response = HttpResponse(chunk.html, content_type="text/html; charset=utf-8")
+    response["X-Next-After"] = "" if chunk.next_after is None else str(chunk.next_after)
+    return _private_headers(response, access)
+
+
+def _step_position(step: int) -> int:
+    if step < 1:
+        raise Http404("no such step")
+    return step - 1
+
+
+def _fragment_or_page(
+    request: HttpRequest, access: Access, html: SafeString, *, step: int, what: str
+) -> HttpResponse:
+    """viewer.js gets the bare fragment; a reader without JavaScript gets it inside a page."""
+    if _is_fetch(request):
+        response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    else:
+        response = render(
+            request,
+            "trajectories/fragment_page.html",
+            {
+                "trajectory": access.trajectory,
+                "html": html,
+                "step": step,
+                "what": what,
+                "base": f"/t/{access.trajectory.share_id}/",
+                "title": Marks(
+                    access.trajectory.redactions, show_original=access.show_original
+                ).plain(access.trajectory.title)
+                or f"Trajectory {access.trajectory.share_id[:12]}",
+            },
+        )
+    return _private_headers(response, access)
+
+
+@require_GET
+def trajectory_event_json(request: HttpRequest, share_id: str, step: str) -> HttpResponse:
+    step = int(step)
+    access = trajectory_access(request, share_id)
+    event = event_at(access.trajectory, _step_position(step))
+    html = event_json_html(event, _context(access))
+    return _fragment_or_page(request, access, html, step=step, what="JSON")
+
+
+@require_GET
+def trajectory_event_block(
+    request: HttpRequest, share_id: str, step: str, index: str
+) -> HttpResponse:
+    """One block of a card in full (the "Show all N lines" of a clipped output, file or diff)."""
+    step, index = int(step), int(index)
+    access = trajectory_access(request, share_id)
+    event = event_at(access.trajectory, _step_position(step))
+    ctx = _context(access)
+    full = ViewContext(
+        share_id=ctx.share_id, marks=ctx.marks, started_at=ctx.started_at, full_block=index
+    )
+    card = present_event(event, full)
+    if index >= len(card.blocks):
+        raise Http404("no such block")
+    return _fragment_or_page(request, access, card.blocks[index].html, step=step, what="full text")
+
+
+@require_GET
+def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
+    """Steps whose text matches `q`: {"q", "steps": [[step, hits, type], ...], "total"} (JSON)."""
+    access = trajectory_access(request, share_id)
+    query = (request.GET.get("q") or "").strip()[:FIND_MAX_QUERY]
+    if not query:
+        return _private_headers(JsonResponse({"q": "", "steps": [], "total": 0}), access)
+    redact = Marks(access.trajectory.redactions, show_original=access.show_original).plain
+    steps, total = event_find(access.trajectory, query, redact)
+    return _private_headers(JsonResponse({"q": query, "steps": steps, "total": total}), access)
+
+
+@require_GET
+def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpResponse:
+    """An image the trajectory refers to, from the private "default" storage, if the caller may see it."""
+    access = trajectory_access(request, share_id)
+    image = image_for(access.trajectory, sha256)
+    if image.content_type not in IMAGE_TYPES:
+        # Never serve anything a browser could run (SVG, HTML) from our origin.
+        raise Http404("no such image")
+    try:
+        handle = storages["default"].open(image.path, "rb")
+    except (FileNotFoundError, OSError):
+        raise Http404("no such image") from None
+    response = FileResponse(handle, content_type=image.content_type)
+    response["Content-Disposition"] = "inline"
+    response["ETag"] = f'"{image.sha256}"'
+    _private_headers(response, access)
+    # Content-addressed: the bytes never change; only who may see them does (hence private).
+    response["Cache-Control"] = (
+        f"private, max-age={getattr(settings, 'TRAJHUB_IMAGE_MAX_AGE', 3600)}"
+    )
+    return response

@@ -175,21 +175,42 @@ MEDIA_URL = "/media/"  # never served directly: files are streamed by views that
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-if STORAGE_BACKEND == "s3":
-    _s3 = {
-        "bucket_name": os.environ["AWS_STORAGE_BUCKET_NAME"],
-        "endpoint_url": os.environ.get("AWS_S3_ENDPOINT_URL") or None,
-        "region_name": os.environ.get("AWS_S3_REGION_NAME") or None,
-        "access_key": os.environ.get("AWS_ACCESS_KEY_ID"),
-        "secret_key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+
+
+def s3_storages(
+    *,
+    bucket: str,
+    endpoint_url: str | None = None,
+    region: str | None = None,
+    access_key: str | None = None,
+    secret_key: str | None = None,
+) -> dict:
+    """The "default" and "releases" storages on one S3 bucket (also used by tests/infra)."""
+    options = {
+        "bucket_name": bucket,
+        "endpoint_url": endpoint_url or None,
+        "region_name": region or None,
+        "access_key": access_key,
+        "secret_key": secret_key,
         "default_acl": None,
         "querystring_auth": True,
         "file_overwrite": True,
     }
-    STORAGES = {
-        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {**_s3, "location": "private"}},
-        "releases": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {**_s3, "location": "releases"}},
+    backend = "storages.backends.s3.S3Storage"
+    return {
+        "default": {"BACKEND": backend, "OPTIONS": {**options, "location": "private"}},
+        "releases": {"BACKEND": backend, "OPTIONS": {**options, "location": "releases"}},
     }
+
+
+if STORAGE_BACKEND == "s3":
+    STORAGES = s3_storages(
+        bucket=os.environ["AWS_STORAGE_BUCKET_NAME"],
+        endpoint_url=os.environ.get("AWS_S3_ENDPOINT_URL"),
+        region=os.environ.get("AWS_S3_REGION_NAME"),
+        access_key=os.environ.get("AWS_ACCESS_KEY_ID"),
+        secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY"),
+    )
 else:
     STORAGES = {
         "default": {

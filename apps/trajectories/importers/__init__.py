@@ -228,6 +228,8 @@ def parse_document(
             check_limits(value, limits)
             return ImportResult(format=forced.NAME, items=[_convert(forced, value, "", limits)])
         else:
+            # Say that it is too deep or too big before saying that it is unrecognised.
+            check_limits(value, limits)
             raise FormatError(_unknown_message(value))
 
     items: list[ImportItem] = []

@@ -56,7 +56,7 @@ def messages_of(doc: Any) -> list | None:
 def detect(doc: Any) -> bool:
     messages = messages_of(doc)
     if not messages:
-        return False
+        return messages == [] and isinstance(doc, dict) and "messages" in doc
     sample = messages[:20]
     hits = sum(1 for item in sample if is_message(item))
     if isinstance(doc, list):

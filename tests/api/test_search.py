@@ -1,0 +1,64 @@
+"""Search: PostgreSQL full text over search_vector (GIN index); icontains on SQLite."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from apps.trajectories.filters import TrajectoryFilter
+from apps.trajectories.models import Trajectory
+from apps.trajectories.selectors import trajectory_search
+from tests.conftest import skip_or_fail
+from tests.ingest_helpers import make_trajectory, v0_events
+
+pytestmark = pytest.mark.django_db
+
+
+def search(q: str, queryset=None) -> list[str]:
+    queryset = Trajectory.objects.public() if queryset is None else queryset
+    filterset = TrajectoryFilter({"q": q}, queryset=queryset)
+    assert filterset.is_valid(), filterset.errors
+    return sorted(t.title for t in filterset.qs)
+
+
+def test_search_finds_titles_and_event_text_of_public_trajectories_only(owner):
+    make_trajectory(owner=owner, task="Fix the flaky login tests")
+    other = make_trajectory(owner=owner, task="Plot the quarterly revenue")
+    make_trajectory(owner=owner, task="Fix the secret private thing", visibility="private")
+    events = v0_events(1, task="Deploy the service")
+    events[2]["content"] = "kubectl rollout status deployment/frontend"
+    from tests.ingest_helpers import ingest_one
+
+    deployed = ingest_one(events, user=owner)
+    Trajectory.objects.filter(pk=deployed.pk).update(visibility="public", review_state="approved")
+    assert search("login") == ["Fix the flaky login tests"]
+    assert search("fix") == ["Fix the flaky login tests"]  # the private one is never found
+    assert search("rollout") == ["Deploy the service"]  # text of an observation
+    assert search("quarterly revenue") == ["Plot the quarterly revenue"]  # every word
+    assert search("revenue login") == []
+    assert search("nothing-like-this") == []
+    assert search("") == sorted(
+        ["Fix the flaky login tests", "Plot the quarterly revenue", "Deploy the service"]
+    )
+    assert other.search_text.startswith("Plot the quarterly revenue")
+
+
+def test_renaming_updates_search(owner):
+    from apps.trajectories.services import trajectory_update
+
+    trajectory = make_trajectory(owner=owner, task="alpha")
+    trajectory_update(trajectory=trajectory, title="Zebra crossing")
+    assert search("zebra") == ["Zebra crossing"]
+
+
+def test_search_uses_the_gin_index_on_postgresql(owner):
+    if connection.vendor != "postgresql":
+        skip_or_fail("full-text search runs on PostgreSQL (set DATABASE_URL)")
+    for index in range(5):
+        make_trajectory(owner=owner, task=f"task number {index}")
+    queryset = trajectory_search(Trajectory.objects.all(), "number")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = queryset.explain()
+    assert "traj_search_vector_gin" in plan, plan
+    assert Trajectory.objects.filter(search_vector__isnull=True).count() == 0

@@ -36,7 +36,8 @@ FOREIGN_KEYS = {"action", "observation", "kind", "from"}
 def is_message(item: Any) -> bool:
     return (
         isinstance(item, dict)
-        and item.get("role") in ROLES
+        and isinstance(item.get("role"), str)
+        and item["role"] in ROLES
         and not (FOREIGN_KEYS & item.keys())
         and ("content" in item or "tool_calls" in item or "function_call" in item)
     )

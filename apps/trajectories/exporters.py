@@ -424,8 +424,9 @@ def tool_definitions(events: list[CanonicalEvent], meta: dict) -> list[dict]:
         if isinstance(tool.get("function"), dict):
             tools.append({"type": tool.get("type") or "function", "function": tool["function"]})
         elif isinstance(tool.get("name"), str):
-            parameters = (
-                tool.get("parameters") or tool.get("input_schema") or tool.get("inputSchema")
+            parameters = next(
+                (tool[key] for key in ("parameters", "input_schema", "inputSchema") if key in tool),
+                None,
             )
             function = {"name": tool["name"], "description": text_of(tool.get("description"))}
             if isinstance(parameters, dict):

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 FIND_MAX_STEPS = 5000
+# Never shown on the page (search text can be 200 KB; the email and password hashes are secret).
+HEAVY_FIELDS = ("search_text", "search_vector", "contact_email", "deletion_password_hashes")
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,9 @@ def trajectory_access(request: HttpRequest, share_id: str) -> Access:
     if unlocked:
         # A password unlocks an anonymous share only while no account has claimed it.
         queryset = queryset | Trajectory.objects.filter(share_id=share_id, owner__isnull=True)
-    trajectory = queryset.select_related("owner").filter(share_id=share_id).first()
+    trajectory = (
+        queryset.select_related("owner").defer(*HEAVY_FIELDS).filter(share_id=share_id).first()
+    )
     if trajectory is None:
         raise Http404("no such trajectory")
     authenticated = user is not None and user.is_authenticated

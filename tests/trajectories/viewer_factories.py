@@ -38,8 +38,9 @@ def ingest(
     result = trajectory_ingest(data=data, user=owner, options=options)
     assert result.stored, result.errors
     trajectory = result.stored[index].trajectory
+    # The envelope's own `permissions` may have chosen otherwise: the test says what it wants.
     Trajectory.objects.filter(pk=trajectory.pk).update(
-        review_state=review_state, redactions=redactions or {}
+        visibility=visibility, review_state=review_state, redactions=redactions or {}
     )
     trajectory.refresh_from_db()
     return trajectory

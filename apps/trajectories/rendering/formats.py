@@ -310,6 +310,38 @@ def tool_call(b: CardBuilder, name: str, arguments: Any) -> None:
     b.json(args, label=f"Tool call: {name[:60]}")
 
 
+# Canonical types the importers give tool steps of chat-shaped formats (SWE-agent, OpenAI).
+ACTION_TITLES = {
+    "run": ("Command", "command"),
+    "run_ipython": ("Python", "command"),
+    "read": ("Read file", "file"),
+    "edit": ("Edit file", "edit"),
+    "write": ("Write file", "edit"),
+    "browse": ("Browse", "browser"),
+    "think": ("Thought", "think"),
+    "finish": ("Finish", "finish"),
+    "submit": ("Submit", "finish"),
+}
+OBSERVATION_TITLES = {
+    "run": "Output",
+    "run_ipython": "Python output",
+    "read": "File content",
+    "edit": "Edit result",
+    "write": "Write result",
+    "browse": "Browser",
+    "finish": "Result",
+}
+
+
+def action_head(b: CardBuilder, default: str, family: str) -> None:
+    title, fam = ACTION_TITLES.get(b.card.type, (default, family))
+    b.head(title, fam)
+
+
+def observation_head(b: CardBuilder, default: str) -> None:
+    b.head(OBSERVATION_TITLES.get(b.card.type, default), "output")
+
+
 def present_chat(b: CardBuilder) -> None:
     data = b.data
     role = as_str(data.get("role"))
@@ -323,21 +355,26 @@ def present_chat(b: CardBuilder) -> None:
         b.head("Demonstration", "meta")
         b.output(content_text(data.get("content")), collapsed=True, summary="Demonstration", tail=0)
         return
-    if role == "tool" or role == "function" or message_type == "observation" and role != "user":
+    observed = role in ("tool", "function") or (message_type == "observation" and role != "user")
+    if observed or (role == "user" and b.card.kind == "observation"):
+        # SWE-agent sends the environment's observations as user messages.
+        observation_head(b, "Tool result")
         name = as_str(data.get("name"))
-        b.head("Tool result", "output", name, code=True)
-        b.output(content_text(data.get("content")))
+        if name:
+            b.subtitle(name, code=True)
+        output = content_text(data.get("content"))
+        b.output(output)
+        if not output.strip():
+            b.note("(no output)")
         return
     if role == "user":
         b.head("User", "user")
-        if message_type == "observation":
-            # SWE-agent sends the environment's observations as user messages.
-            b.head("Observation", "output")
-            b.output(content_text(data.get("content")))
-        else:
-            chat_content(b, data.get("content"))
+        chat_content(b, data.get("content"))
         return
-    b.head("Agent", "agent")
+    if b.card.kind == "action":
+        action_head(b, "Agent", "agent")
+    else:
+        b.head("Agent", "agent")
     reasoning = as_str(data.get("reasoning_content") or data.get("reasoning"))
     if reasoning.strip():
         b.markdown(reasoning, collapsed=True, summary="Reasoning")
@@ -403,14 +440,17 @@ def present_swe_step(b: CardBuilder) -> None:
     state = data.get("state")
     state = parse_json_string(state.strip()) if isinstance(state, str) else state
     if b.card.kind == "observation" or ("observation" in data and "action" not in data):
-        b.head("Observation", "output")
+        observation_head(b, "Observation")
         if isinstance(state, dict) and state.get("working_dir"):
             b.badge(f"in {as_str(state.get('working_dir'))}")
         if isinstance(state, dict) and state.get("open_file") not in (None, "", "n/a"):
             b.badge(f"open: {as_str(state.get('open_file'))}")
-        b.output(as_str(data.get("observation")))
+        output = as_str(data.get("observation"))
+        b.output(output)
+        if not output.strip():
+            b.note("(no output)")
         return
-    b.head("Action", "command")
+    action_head(b, "Action", "command")
     b.markdown(as_str(data.get("thought") or data.get("response")))
     b.code(as_str(data.get("action")).rstrip("\n"), language="bash")
     elapsed = data.get("execution_time")
@@ -423,6 +463,17 @@ def present_swe_step(b: CardBuilder) -> None:
 
 def generic(b: CardBuilder) -> None:
     """An event of a type this page does not know: its text and every field, not nothing."""
+    if b.card.kind == "message" and b.card.source in ("user", "agent") and b.text.strip():
+        user = b.card.source == "user"
+        b.head("User" if user else "Agent", "user" if user else "agent")
+        b.markdown(b.text)
+        rest = {
+            k: v
+            for k, v in b.data.items()
+            if not (isinstance(v, str) and v.strip() == b.text.strip())
+        }
+        b.fields(rest, collapsed=True, summary="More fields")
+        return
     b.head(
         humanize(b.card.type),
         {"message": "agent", "observation": "output", "system": "system"}.get(b.card.kind, "tool"),

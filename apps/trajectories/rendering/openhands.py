@@ -103,7 +103,8 @@ def action(b: CardBuilder, name: str, args: dict) -> None:
 def _message(b: CardBuilder, args: dict, message: str) -> None:
     user = b.card.source == "user"
     b.head("User" if user else "Agent", "user" if user else "agent")
-    b.markdown(content_text(args.get("content")) or message)
+    # Flat legacy events keep `content` at the top level, where observations keep theirs.
+    b.markdown(content_text(args.get("content") or b.data.get("content")) or message)
     b.images(
         args.get("image_urls"),
         args.get("images_urls"),
@@ -421,21 +422,28 @@ def _write_output(b: CardBuilder, extras: dict, content: str, message: str) -> N
 def _edit_output(b: CardBuilder, extras: dict, content: str, message: str) -> None:
     path = as_str(extras.get("path"))
     b.head("Edit result", "edit", path, code=True)
-    if extras.get("prev_exist") is False:
-        b.badge("new file")
     diff = extras.get("diff")
     old, new = extras.get("old_content"), extras.get("new_content")
+    # oh_aci reports a refused edit in the text, with the attempted old/new strings in extras.
+    failed = content.lstrip().startswith("ERROR") or "No replacement was performed" in content[:500]
+    if failed:
+        b.badge("failed", "bad")
+        b.output(content, tone="bad", tail=0)
+    elif extras.get("prev_exist") is False and not old:
+        b.badge("new file")
+    label = "Attempted change" if failed else ""
     if isinstance(diff, str) and diff.strip():
-        b.diff(diff)
+        b.diff(diff, label=label)
     elif isinstance(old, str) and isinstance(new, str) and old != new:
-        b.file_diff(old, new, path=path)
-    elif old is None and isinstance(new, str) and new and extras.get("prev_exist") is False:
+        b.file_diff(old, new, path=path, label=label)
+    elif not old and isinstance(new, str) and new and extras.get("prev_exist") is False:
         b.file_diff("", new, path=path)
-    elif content.startswith("--- ") and "\n+++ " in content[:2000]:
+    elif not failed and content.startswith("--- ") and "\n+++ " in content[:2000]:
         b.diff(content)
         return
-    shown_diff = bool(b.card.blocks)
-    b.output(content or message, collapsed=shown_diff, summary="Tool output", tail=0)
+    if not failed:
+        shown_diff = bool(b.card.blocks)
+        b.output(content or message, collapsed=shown_diff, summary="Tool output", tail=0)
 
 
 def _browse_output(b: CardBuilder, extras: dict, content: str, message: str) -> None:

@@ -16,6 +16,7 @@ import hmac
 import logging
 import re
 import secrets
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -130,7 +131,8 @@ class _PreparedEvent:
 @dataclass
 class _Prepared:
     events: list[_PreparedEvent]
-    images: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # sha -> (bytes, type)
+    images: dict[str, tuple[int, str]] = field(default_factory=dict)  # sha -> (size, type)
+    metadata: dict[str, Any] = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)  # chain fingerprint after each event
 
     @property
@@ -244,11 +246,17 @@ def _complete(blob: bytes, content_type: str) -> bool:
     return False
 
 
-class _Cleaner:
-    """Replaces NULs and moves images out, collecting the images it found."""
+_ImageStore = Callable[[str, bytes, str], None]
 
-    def __init__(self) -> None:
-        self.images: dict[str, tuple[bytes, str]] = {}
+
+class _Cleaner:
+    """Replaces NULs and moves images out: each image goes to `store` as soon as it is found
+    (so a payload with 50 screenshots never holds them all decoded), and is listed in `images`
+    as sha256 -> (size, content type)."""
+
+    def __init__(self, store: _ImageStore) -> None:
+        self.store = store
+        self.images: dict[str, tuple[int, str]] = {}
 
     def _image_ref(self, payload: str) -> str | None:
         try:
@@ -259,7 +267,9 @@ class _Cleaner:
         if content_type is None or not _complete(blob, content_type):
             return None  # not an image, or a truncated one: it stays text
         sha = hashlib.sha256(blob).hexdigest()
-        self.images.setdefault(sha, (blob, content_type))
+        if sha not in self.images:
+            self.store(sha, blob, content_type)
+            self.images[sha] = (len(blob), content_type)
         return IMAGE_REF_PREFIX + sha
 
     def text(self, value: str, key: str = "") -> str:
@@ -296,8 +306,15 @@ def _clip(value: Any, length: int) -> str:
     return text[:length]
 
 
-def _prepare_events(events: list[CanonicalEvent]) -> _Prepared:
-    cleaner = _Cleaner()
+def _prepare_events(
+    events: list[CanonicalEvent], metadata: dict[str, Any], store_image: _ImageStore
+) -> _Prepared:
+    """Clean every event (NULs, images out), serialise its data, fingerprint the chain.
+
+    The canonical events are emptied as they are done, so the original strings (screenshots as
+    data URLs) can be freed while the rest is prepared.
+    """
+    cleaner = _Cleaner(store_image)
     prepared: list[_PreparedEvent] = []
     chain: list[str] = []
     previous = b""
@@ -331,7 +348,9 @@ def _prepare_events(events: list[CanonicalEvent]) -> _Prepared:
                 fingerprint=fingerprint,
             )
         )
-    return _Prepared(events=prepared, images=cleaner.images, chain=chain)
+        event.data, event.text = {}, ""
+    clean_metadata = cleaner.value(metadata or {})
+    return _Prepared(events=prepared, images=cleaner.images, chain=chain, metadata=clean_metadata)
 
 
 def _safe_timestamp(value: Any) -> datetime | None:
@@ -389,7 +408,8 @@ def raw_read(trajectory: Trajectory) -> bytes:
     if not trajectory.raw_path:
         return b""
     with _storage().open(trajectory.raw_path, "rb") as handle:
-        return zstandard.ZstdDecompressor().decompress(handle.read())
+        # A streamed frame records no content size: decompress incrementally, not one-shot.
+        return zstandard.ZstdDecompressor().decompressobj().decompress(handle.read())
 
 
 def image_read(image: Image) -> bytes:
@@ -423,33 +443,70 @@ def _delete_quietly(storage, path: str) -> None:
         logger.warning("could not delete %s from storage", path, exc_info=True)
 
 
-def _write_images(images: dict[str, tuple[bytes, str]], written: _WrittenFiles) -> None:
+def _image_writer(written: _WrittenFiles) -> _ImageStore:
     storage = _storage()
-    for sha, (blob, content_type) in images.items():
+
+    def store(sha: str, blob: bytes, content_type: str) -> None:
         path = _image_path(sha, content_type)
         if storage.exists(path):
-            continue
-        saved = storage.save(path, ContentFile(blob))
-        written.images.append(saved)
+            return
+        written.images.append(storage.save(path, ContentFile(blob)))
+
+    return store
 
 
-def _write_raw(raw: bytes, share_id: str, written: _WrittenFiles) -> str:
-    compressed = zstandard.ZstdCompressor(level=3).compress(raw)
+@dataclass
+class _RawCopy:
+    """A raw upload, already compressed: its size and hash are those of the original bytes."""
+
+    compressed: bytes
+    size: int
+    sha256: str
+
+
+def _compress_raw(chunks: Iterable[bytes]) -> _RawCopy:
+    compressor = zstandard.ZstdCompressor(level=3).compressobj()
+    digest = hashlib.sha256()
+    size = 0
+    parts: list[bytes] = []
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
+        parts.append(compressor.compress(chunk))
+    parts.append(compressor.flush())
+    return _RawCopy(compressed=b"".join(parts), size=size, sha256=digest.hexdigest())
+
+
+def _write_raw(raw: _RawCopy, share_id: str, written: _WrittenFiles) -> str:
     name = f"raw/{share_id[:2]}/{share_id}/{secrets.token_hex(8)}.zst"
-    saved = _storage().save(name, ContentFile(compressed))
+    saved = _storage().save(name, ContentFile(raw.compressed))
     written.raw.append(saved)
     return saved
 
 
-def _raw_share_payload(record: dict) -> bytes:
-    """A share payload as sent, without the envelope's email and any token (never stored)."""
-    cleaned = {key: value for key, value in record.items() if key not in ("email", "token")}
-    if isinstance(cleaned.get("trajectory"), list):
-        cleaned["trajectory"] = [
-            {k: v for k, v in item.items() if k != "token"} if isinstance(item, dict) else item
-            for item in cleaned["trajectory"]
-        ]
-    return orjson.dumps(cleaned)
+def _share_payload_chunks(record: dict) -> Iterator[bytes]:
+    """A share payload as sent, without the envelope's email and any token (never stored).
+
+    Serialised piece by piece (one trajectory item at a time), in the order it came, so a
+    20 MB payload is never held twice.
+    """
+    yield b"{"
+    first = True
+    for key, value in record.items():
+        if key in ("email", "token"):
+            continue
+        yield (b"" if first else b",") + orjson.dumps(key) + b":"
+        first = False
+        if key == "trajectory" and isinstance(value, list):
+            yield b"["
+            for position, item in enumerate(value):
+                if isinstance(item, dict) and "token" in item:
+                    item = {k: v for k, v in item.items() if k != "token"}
+                yield (b"," if position else b"") + orjson.dumps(item)
+            yield b"]"
+        else:
+            yield orjson.dumps(value)
+    yield b"}"
 
 
 def _is_share_envelope(record: Any) -> bool:
@@ -476,7 +533,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
         _check_anonymous_allowed(options.client_ip)
     _validate_options(options)
 
-    value, lines = decode_json(data)
+    value, lines = _decode(data)
     result = parse_document(
         value, format=options.format or None, limits=ingest_limits(), lines=lines
     )
@@ -492,22 +549,25 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
             errors.append({"where": error.where or item.where, "message": error.message})
             continue
         canonical = item.trajectory
-        # Which record of the upload this trajectory came from, for its raw copy.
+        # The raw copy of the record this trajectory came from, compressed at once: big uploads
+        # should not hold the parsed JSON, a re-serialised copy and the compressed one together.
         if lines:
             if text_lines is None:
                 text_lines = data.decode("utf-8").removeprefix("\ufeff").splitlines()
-            record = value[index][1]
-            number = value[index][0]
-            raw = record_raw = text_lines[number - 1].encode("utf-8")
+            number, record = value[index]
+            value[index] = None
+            raw = _compress_raw([text_lines[number - 1].encode("utf-8")])
         elif single:
-            record = value
-            raw = record_raw = data
+            record, value = value, None
+            raw = None if _is_share_envelope(record) else _compress_raw([data])
         else:
             record = value[index] if isinstance(value, list) and index < len(value) else value
-            raw = record_raw = orjson.dumps(record)
-        if _is_share_envelope(record):
-            raw = _raw_share_payload(record)
-        del record_raw
+            if isinstance(value, list) and index < len(value):
+                value[index] = None
+            raw = None if _is_share_envelope(record) else _compress_raw([orjson.dumps(record)])
+        if raw is None or _is_share_envelope(record):
+            raw = _compress_raw(_share_payload_chunks(record))
+        del record
 
         email = normalize_email(options.email or canonical.email) if user is None else ""
         if user is None and email and not email_checked:
@@ -517,6 +577,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
             stored.append(
                 _store_one(canonical=canonical, raw=raw, user=user, email=email, options=options)
             )
+            del canonical, raw
         except FormatError as exc:
             errors.append({"where": exc.where or item.where, "message": exc.message})
         except DataError as exc:
@@ -527,6 +588,17 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
                 {"where": item.where, "message": "the database refused a value in this trajectory"}
             )
     return IngestResult(stored=stored, errors=errors)
+
+
+def _decode(data: bytes) -> tuple[Any, bool]:
+    """decode_json, with a fast path for the common case of one valid JSON document: orjson
+    reads the bytes directly (validating UTF-8), so a 20 MB body is not also held as a str."""
+    if not data.startswith(b"\xef\xbb\xbf"):
+        try:
+            return orjson.loads(data), False
+        except orjson.JSONDecodeError:
+            pass  # JSON Lines, or an error that decode_json reports precisely
+    return decode_json(data)
 
 
 def _validate_options(options: ShareOptions) -> None:
@@ -629,15 +701,14 @@ def _find_same_session(
 def _store_one(
     *,
     canonical: CanonicalTrajectory,
-    raw: bytes,
+    raw: _RawCopy,
     user: User | None,
     email: str,
     options: ShareOptions,
 ) -> StoredTrajectory:
-    prepared = _prepare_events(canonical.events)
     written = _WrittenFiles()
     try:
-        _write_images(prepared.images, written)
+        prepared = _prepare_events(canonical.events, canonical.metadata, _image_writer(written))
         with transaction.atomic():
             stored = _store_in_transaction(
                 canonical=canonical,
@@ -658,7 +729,7 @@ def _store_in_transaction(
     *,
     canonical: CanonicalTrajectory,
     prepared: _Prepared,
-    raw: bytes,
+    raw: _RawCopy,
     user: User | None,
     email: str,
     options: ShareOptions,
@@ -688,7 +759,7 @@ def _store_in_transaction(
         "agent": _clip(canonical.agent, 100),
         "model_name": _clip(canonical.model, 200),
         "agent_version": _clip(canonical.agent_version, 100),
-        "metadata": _Cleaner().value(canonical.metadata or {}),
+        "metadata": prepared.metadata,
         "raw_filename": _clip(options.filename, 255),
         "raw_content_type": _clip(options.content_type, 100),
     }
@@ -716,10 +787,10 @@ def _store_in_transaction(
     title = _clip(options.title or canonical.title, 300)
     fields.update(
         num_events=len(prepared.events),
-        num_bytes=len(raw),
+        num_bytes=raw.size,
         head_fingerprint=prepared.head,
         chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
-        raw_sha256=hashlib.sha256(raw).hexdigest(),
+        raw_sha256=raw.sha256,
         client_session_id=session_id,
         **_totals(canonical, prepared),
     )
@@ -846,7 +917,7 @@ def _copy_events(trajectory_id: int, events: list[_PreparedEvent]) -> None:
                 )
 
 
-def _link_images(trajectory: Trajectory, images: dict[str, tuple[bytes, str]]) -> None:
+def _link_images(trajectory: Trajectory, images: dict[str, tuple[int, str]]) -> None:
     if not images:
         return
     Image.objects.bulk_create(
@@ -854,10 +925,10 @@ def _link_images(trajectory: Trajectory, images: dict[str, tuple[bytes, str]]) -
             Image(
                 sha256=sha,
                 content_type=content_type,
-                size=len(blob),
+                size=size,
                 path=_image_path(sha, content_type),
             )
-            for sha, (blob, content_type) in images.items()
+            for sha, (size, content_type) in images.items()
         ],
         ignore_conflicts=True,
     )

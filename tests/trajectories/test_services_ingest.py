@@ -99,7 +99,7 @@ def test_file_raw_copy_is_byte_exact_and_compressed(real_fixture, private_storag
     trajectory = ingest_one(data, user=owner, filename="basic.json")
     assert raw_of(trajectory) == data
     stored = (private_storage / trajectory.raw_path).read_bytes()
-    assert stored != data and zstandard.ZstdDecompressor().decompress(stored) == data
+    assert stored != data and zstandard.ZstdDecompressor().decompressobj().decompress(stored) == data
     assert trajectory.num_bytes == len(data)
     assert trajectory.raw_filename == "basic.json"
     assert trajectory.owner == owner and trajectory.deletion_password_hashes == []

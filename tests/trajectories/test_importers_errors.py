@@ -81,6 +81,20 @@ def test_nesting_deeper_than_the_limit():
     )
 
 
+@pytest.mark.parametrize("limit", [200, 1000])  # the recursive and the iterative walk
+def test_nesting_limit_is_exact(limit):
+    def document(levels):  # object > array > event > `extras` array > ... : `levels` in all
+        value: list = []
+        for _ in range(levels - 4):
+            value = [value]
+        return {"trajectory": [event(1) | {"extras": value}]}
+
+    limits = Limits(max_depth=limit)
+    assert parse_document(document(limit), limits=limits).trajectories
+    with pytest.raises(FormatError, match=f"nested deeper than {limit} levels"):
+        parse_document(document(limit + 1), limits=limits)
+
+
 def test_nesting_100000_deep_does_not_crash():
     assert error_of(b"[" * 100_000 + b"]" * 100_000).message == "JSON nested too deeply"
     assert error_of(b"[\n" * 100_000 + b"]\n" * 100_000).message == "JSON nested too deeply"

@@ -103,14 +103,20 @@ def decode_json(data: bytes) -> tuple[Any, bool]:
     if not data or not data.strip():
         raise FormatError("the body is empty")
     try:
+        # The common case straight from bytes: orjson checks the UTF-8 itself.
+        return orjson.loads(data), False
+    except orjson.JSONDecodeError as exc:
+        first_error = exc
+    try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FormatError(f"not valid UTF-8 (byte {exc.start})") from None
-    text = text.removeprefix("\ufeff")
-    try:
-        return orjson.loads(text), False
-    except orjson.JSONDecodeError as exc:
-        first_error = exc
+    if text.startswith("\ufeff"):
+        text = text[1:]
+        try:
+            return orjson.loads(text), False
+        except orjson.JSONDecodeError as exc:
+            first_error = exc
     lines = [(n, line) for n, line in enumerate(split_lines(text), start=1) if line.strip()]
     if len(lines) < 2:
         raise _json_error(first_error, "")
@@ -139,27 +145,66 @@ def _json_error(exc: orjson.JSONDecodeError, where: str) -> FormatError:
 
 
 def check_limits(value: Any, limits: Limits, where: str = "") -> None:
-    """Raise FormatError for nesting deeper than allowed or a string field over the size limit."""
+    """Raise FormatError for nesting deeper than allowed or a string over the field limit.
+
+    The walk visits every value of the document, so it is written for speed (it costs about
+    as much as orjson's parse of the same bytes): `type() is` tests, and recursion, which is
+    bounded by the depth limit, unless that limit is too high for Python's stack.
+    """
+    if limits.max_depth <= RECURSIVE_DEPTH_LIMIT:
+        _walk(value, limits.max_depth, limits.max_field_bytes // 4, limits, where)
+    else:
+        _walk_iteratively(value, limits, where)
+
+
+# Recursion is the fastest walk; past this depth limit the iterative one keeps clear of
+# Python's recursion limit (orjson itself stops at 1024 levels).
+RECURSIVE_DEPTH_LIMIT = 400
+
+
+def _walk(item: Any, remaining: int, threshold: int, limits: Limits, where: str) -> None:
+    if type(item) is dict:
+        if remaining <= 0:
+            raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
+        for key, child in item.items():
+            if len(key) > threshold:
+                _check_field(key, limits, where, "")
+            kind = type(child)
+            if kind is dict or kind is list:
+                _walk(child, remaining - 1, threshold, limits, where)
+            elif kind is str and len(child) > threshold:
+                _check_field(child, limits, where, key)
+    elif type(item) is list:
+        if remaining <= 0:
+            raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
+        for child in item:
+            kind = type(child)
+            if kind is dict or kind is list:
+                _walk(child, remaining - 1, threshold, limits, where)
+            elif kind is str and len(child) > threshold:
+                _check_field(child, limits, where, "")
+    elif type(item) is str and len(item) > threshold:
+        _check_field(item, limits, where, "")
+
+
+def _walk_iteratively(value: Any, limits: Limits, where: str) -> None:
+    threshold = limits.max_field_bytes // 4
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if depth > limits.max_depth:
-            raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if len(key) * 4 > limits.max_field_bytes:
+        if type(item) is dict or type(item) is list:
+            if depth > limits.max_depth:
+                raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
+            pairs = item.items() if type(item) is dict else (("", child) for child in item)
+            for key, child in pairs:
+                if len(key) > threshold:
                     _check_field(key, limits, where, "")
-                if isinstance(child, (dict, list)):
+                kind = type(child)
+                if kind is dict or kind is list:
                     stack.append((child, depth + 1))
-                elif isinstance(child, str) and len(child) * 4 > limits.max_field_bytes:
+                elif kind is str and len(child) > threshold:
                     _check_field(child, limits, where, key)
-        elif isinstance(item, list):
-            for child in item:
-                if isinstance(child, (dict, list)):
-                    stack.append((child, depth + 1))
-                elif isinstance(child, str) and len(child) * 4 > limits.max_field_bytes:
-                    _check_field(child, limits, where, "")
-        elif isinstance(item, str) and len(item) * 4 > limits.max_field_bytes:
+        elif type(item) is str and len(item) > threshold:
             _check_field(item, limits, where, "")
 
 

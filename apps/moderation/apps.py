@@ -1,6 +1,22 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class ModerationConfig(AppConfig):
     name = "apps.moderation"
     label = "moderation"
+    verbose_name = "Moderation"
+
+    def ready(self) -> None:
+        from apps.moderation import receivers
+        from apps.trajectories.signals import trajectory_deleted, trajectory_stored
+
+        trajectory_stored.connect(receivers.queue_scan, dispatch_uid="moderation.queue_scan")
+        trajectory_deleted.connect(
+            receivers.record_deletion, dispatch_uid="moderation.record_deletion"
+        )
+        post_migrate.connect(
+            receivers.ensure_moderators_group,
+            sender=self,
+            dispatch_uid="moderation.moderators_group",
+        )

@@ -217,7 +217,7 @@ DETECTORS: tuple[Detector, ...] = (
     *(
         Detector(
             f"assignment_{first}", "secret", SECRET, "keyword", first,
-            rf"(?:{keywords})[\"']?\s*(?:=|:|=>|:=)\s*[\"']?(?P<value>[^\s\"'`,;<>(){{}}\[\]\x00]{{8,256}})",
+            rf"(?:{keywords})[\"']?\s*(?:=|:|=>|:=)\s*[\"']?(?P<value>[^\s\"'`,;<>(){{}}\[\]\\\x00]{{8,256}})",
             triggers, _high_entropy, 5,
         )
         for first, keywords, triggers in (
@@ -535,6 +535,10 @@ class Scanner:
                 domain = text[at + 1 : end]
                 if domain.rsplit(".", 1)[-1].lower() in _FILE_TLDS or allow.allows_domain(domain):
                     continue
+            if kind == "secret":
+                # "Your new password: aB3#fG7!kL9@." - the full stop ends the sentence.
+                while end - start > 8 and text[end - 1] == ".":
+                    end -= 1
             value = text[start:end]
             if detector.category == SECRET:
                 if detector.check is not None and not detector.check(value):
@@ -574,7 +578,8 @@ class Scanner:
             if before in _WORD or before == "." or after in _WORD:
                 continue
             value = text[start:end]
-            if value.count(":") < 2 or len(value) < 3:
+            # Three groups at least: `::2` is a Python slice far more often than an address.
+            if sum(1 for group in value.split(":") if group) < 3:
                 continue
             try:
                 address = ipaddress.IPv6Address(value)

@@ -1,0 +1,49 @@
+"""Reactions to trajectories' signals, connected in ModerationConfig.ready().
+
+Trajectories never import moderation: they announce, moderation listens.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+
+def queue_scan(sender, *, trajectory_id: int, created: bool = False, **kwargs) -> None:
+    """A trajectory was stored (created or re-shared): scan it once the transaction commits."""
+    from apps.moderation.tasks import scan_trajectory
+
+    transaction.on_commit(lambda: scan_trajectory.delay(trajectory_id))
+
+
+def record_deletion(sender, *, share_id: str, was_public: bool = False, **kwargs) -> None:
+    from apps.moderation.services import trajectory_deleted_record
+
+    trajectory_deleted_record(share_id=share_id, was_public=was_public)
+
+
+def ensure_moderators_group(sender, **kwargs) -> None:
+    """After migrate: the "moderators" group with the permissions the review queue needs.
+
+    Permissions exist only after post_migrate has created them, hence here and not in a migration.
+    """
+    from django.contrib.auth.models import Group, Permission
+
+    wanted = {
+        ("trajectories", "view_trajectory"),
+        ("trajectories", "view_event"),
+        ("trajectories", "view_image"),
+        ("trajectories", "view_tombstone"),
+        ("moderation", "view_finding"),
+        ("moderation", "view_auditentry"),
+    }
+    permissions = [
+        permission
+        for permission in Permission.objects.filter(
+            content_type__app_label__in={app for app, _ in wanted}
+        ).select_related("content_type")
+        if (permission.content_type.app_label, permission.codename) in wanted
+    ]
+    if len(permissions) < len(wanted):
+        return  # not every app is migrated yet; a later post_migrate completes it
+    group, _ = Group.objects.get_or_create(name="moderators")
+    group.permissions.add(*permissions)

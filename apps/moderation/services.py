@@ -1,0 +1,404 @@
+"""Moderation writes: the scan that moves a trajectory out of `pending`, and moderator actions.
+
+Every state change is a conditional update (`filter(pk=..., review_state=OLD).update(...) == 1`)
+and leaves an AuditEntry. The scan reads the trajectory outside any transaction (it may be large),
+then writes its redactions, findings and decision in one transaction only if the trajectory did not
+change meanwhile; if it did, the change sent its own `trajectory_stored` and a new scan follows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Case, F, Value, When
+from django.utils import timezone
+
+from apps.moderation import scanners
+from apps.moderation.models import AuditAction, AuditEntry, Finding, FindingCategory
+from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+# Strings the scan skips: references to stored images and inline image payloads.
+_SKIPPED_PREFIXES = ("trajhub-image:", "data:image/")
+# Strings per scan_many call: large enough to amortize the call, small enough for memory.
+_BATCH_STRINGS = 2000
+_BATCH_CHARS = 1 << 20
+# Fields compared before writing: if any changed while we scanned, the scan is stale.
+_SNAPSHOT_FIELDS = (
+    "updated_at",
+    "num_events",
+    "chain_fingerprint",
+    "title",
+    "feedback_text",
+    "metadata",
+)
+
+
+class ModerationError(ValueError):
+    """A moderator action that the trajectory's current state does not allow."""
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What one scan found and decided."""
+
+    trajectory_id: int
+    review_state: str  # the state after the scan
+    counts: dict[str, int] = field(default_factory=dict)  # kind -> occurrences
+    redactions: int = 0  # distinct originals with a placeholder
+    stored_findings: int = 0  # Finding rows written (capped by TRAJHUB_SCAN_MAX_FINDINGS)
+    changed: bool = False  # the scan moved the trajectory out of `pending`
+    stale: bool = (
+        False  # the trajectory changed (or vanished) while it was scanned: nothing written
+    )
+
+    @property
+    def has_secrets(self) -> bool:
+        return any(kind in scanners.SECRET_KINDS for kind in self.counts)
+
+
+@dataclass(frozen=True)
+class _Located:
+    position: int | None
+    path: str
+    detection: scanners.Detection
+
+
+def scanner_from_settings() -> scanners.Scanner:
+    return scanners.Scanner(scanners.Allowlist.build(settings.TRAJHUB_SCAN_ALLOWLIST))
+
+
+def masked_preview(value: str) -> str:
+    """Enough to recognise a value in the admin, not enough to use it: `sk-a…Zq (51 chars)`."""
+    flat = " ".join(value.split())
+    length = len(value)
+    if length <= 6:
+        shown = f"{flat[:1]}…"
+    elif length < 16:
+        shown = f"{flat[:2]}…{flat[-1:]}"
+    else:
+        shown = f"{flat[:4]}…{flat[-2:]}"
+    return f"{shown} ({length} chars)"
+
+
+def placeholder_label(kind: str) -> str:
+    return kind.upper()
+
+
+# --- Walking a trajectory -----------------------------------------------------------------------
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str, str | None]]:
+    """(path, string, key naming it or None) for every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield path, value, None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            key = str(key)
+            item_path = f"{path}.{key}" if path else key
+            yield f"{item_path}/key", key, None
+            if isinstance(item, str):
+                yield item_path, item, key
+            else:
+                yield from _strings(item, item_path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def _entries(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str | None]]:
+    """(event position or None, path, string, key) in document order: the trajectory's own
+    fields, then the events by position. Events stream from the database in chunks."""
+    yield None, "title", trajectory.title, None
+    yield None, "feedback_text", trajectory.feedback_text, None
+    for path, text, key in _strings(trajectory.metadata or {}, "metadata"):
+        yield None, path, text, key
+    events = (
+        Event.objects.filter(trajectory_id=trajectory.pk)
+        .order_by("position")
+        .values_list("position", "text", "data")
+        .iterator(chunk_size=500)
+    )
+    for position, text, data in events:
+        yield position, "text", text, None
+        for path, value, key in _strings(data or {}, "data"):
+            yield position, path, value, key
+
+
+def _find(scanner: scanners.Scanner, trajectory: Trajectory) -> list[_Located]:
+    found: list[_Located] = []
+    batch: list[tuple[int | None, str, str, str | None]] = []
+    size = 0
+
+    def flush() -> None:
+        results = scanner.scan_many([text for _, _, text, _ in batch])
+        hit: set[int] = set()
+        for index, detection in results:
+            position, path, _, _ = batch[index]
+            found.append(_Located(position, path, detection))
+            hit.add(index)
+        for index, (position, path, text, key) in enumerate(batch):
+            if key is not None and index not in hit:
+                pair = scanner.scan_pair(key, text)
+                if pair is not None:
+                    found.append(_Located(position, path, pair))
+        batch.clear()
+
+    for entry in _entries(trajectory):
+        text = entry[2]
+        if len(text) < 6 or text.startswith(_SKIPPED_PREFIXES):
+            continue
+        batch.append(entry)
+        size += len(text)
+        if len(batch) >= _BATCH_STRINGS or size >= _BATCH_CHARS:
+            flush()
+            size = 0
+    if batch:
+        flush()
+    return found
+
+
+def _placeholders(found: list[_Located], previous: dict[str, str]) -> dict[str, str]:
+    """original -> placeholder. A value keeps the placeholder an earlier scan gave it (so links
+    and quotes stay right after a re-share); new values get the next free number of their kind,
+    in order of first appearance."""
+    kind_of: dict[str, str] = {}
+    for located in found:
+        kind_of.setdefault(located.detection.text, located.detection.kind)
+    redactions: dict[str, str] = {}
+    taken: dict[str, set[str]] = {}
+    for original, kind in kind_of.items():
+        old = previous.get(original)
+        label = placeholder_label(kind)
+        if old and old.startswith(f"<{label}_"):
+            redactions[original] = old
+            taken.setdefault(label, set()).add(old)
+    counters: Counter[str] = Counter()
+    for original, kind in kind_of.items():
+        if original in redactions:
+            continue
+        label = placeholder_label(kind)
+        used = taken.setdefault(label, set())
+        while True:
+            counters[label] += 1
+            candidate = f"<{label}_{counters[label]}>"
+            if candidate not in used:
+                break
+        used.add(candidate)
+        redactions[original] = candidate
+    return redactions
+
+
+def _decide(counts: dict[str, int]) -> str:
+    if settings.TRAJHUB_PREMODERATION:
+        return ReviewState.HELD
+    auto = set(settings.TRAJHUB_AUTO_REDACT_KINDS)
+    if any(kind not in auto for kind in counts):
+        return ReviewState.HELD
+    return ReviewState.APPROVED
+
+
+def _published_at(now):
+    """Set published_at the first time a trajectory becomes public (approved while public)."""
+    return Case(
+        When(published_at__isnull=True, visibility=Visibility.PUBLIC, then=Value(now)),
+        default=F("published_at"),
+    )
+
+
+# --- The scan -----------------------------------------------------------------------------------
+
+
+def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
+    """Scan every string of a trajectory, store its redactions and findings, and decide.
+
+    A `pending` trajectory becomes `approved` (no findings, or only auto-redactable kinds such as
+    email, phone and IP address: shown redacted) or `held` (any secret, or pre-moderation). A
+    trajectory in another state keeps it; its redactions and findings are refreshed.
+    """
+    pk = trajectory.pk
+    try:
+        trajectory.refresh_from_db()
+    except Trajectory.DoesNotExist:
+        return ScanResult(trajectory_id=pk, review_state="", stale=True)
+    snapshot = {name: getattr(trajectory, name) for name in _SNAPSHOT_FIELDS}
+    scanner = scanner_from_settings()
+    found = _find(scanner, trajectory)
+    counts = dict(Counter(located.detection.kind for located in found))
+    redactions = _placeholders(found, trajectory.redactions or {})
+    limit = settings.TRAJHUB_SCAN_MAX_FINDINGS
+    rows = [
+        Finding(
+            trajectory_id=pk,
+            position=located.position,
+            path=located.path[:300],
+            start=located.detection.start,
+            end=located.detection.end,
+            kind=located.detection.kind,
+            category=FindingCategory.SECRET
+            if located.detection.kind in scanners.SECRET_KINDS
+            else FindingCategory.PERSONAL,
+            placeholder=redactions[located.detection.text],
+            preview=masked_preview(located.detection.text),
+        )
+        for located in found[:limit]
+    ]
+
+    with transaction.atomic():
+        current = Trajectory.objects.select_for_update().filter(pk=pk).first()
+        if current is None or any(
+            getattr(current, name) != value for name, value in snapshot.items()
+        ):
+            # Changed while we read it: the change queued its own scan.
+            logger.info("scan of trajectory %s is stale; a newer scan follows", pk)
+            return ScanResult(
+                trajectory_id=pk,
+                review_state=current.review_state if current else "",
+                counts=counts,
+                stale=True,
+            )
+        Finding.objects.filter(trajectory_id=pk).delete()
+        Finding.objects.bulk_create(rows, batch_size=500)
+        changed = False
+        state = current.review_state
+        if state == ReviewState.PENDING:
+            decision = _decide(counts)
+            now = timezone.now()
+            update: dict[str, Any] = {"redactions": redactions, "review_state": decision}
+            if decision == ReviewState.APPROVED:
+                update["published_at"] = _published_at(now)
+            changed = (
+                Trajectory.objects.filter(pk=pk, review_state=ReviewState.PENDING).update(**update)
+                == 1
+            )
+            if changed:
+                state = decision
+                AuditEntry.objects.create(
+                    actor=None,
+                    action=AuditAction.SCAN_APPROVED
+                    if decision == ReviewState.APPROVED
+                    else AuditAction.SCAN_HELD,
+                    share_id=current.share_id,
+                    details={
+                        "from": ReviewState.PENDING,
+                        "to": decision,
+                        "findings": counts,
+                        "premoderation": bool(settings.TRAJHUB_PREMODERATION),
+                    },
+                )
+        if not changed:
+            Trajectory.objects.filter(pk=pk).update(redactions=redactions)
+    trajectory.refresh_from_db(fields=["review_state", "redactions", "published_at"])
+    return ScanResult(
+        trajectory_id=pk,
+        review_state=state,
+        counts=counts,
+        redactions=len(redactions),
+        stored_findings=len(rows),
+        changed=changed,
+    )
+
+
+# --- Moderator actions --------------------------------------------------------------------------
+
+_ALLOWED_FROM = {
+    ReviewState.APPROVED: (ReviewState.HELD, ReviewState.HIDDEN, ReviewState.REJECTED),
+    ReviewState.REJECTED: (
+        ReviewState.PENDING,
+        ReviewState.HELD,
+        ReviewState.APPROVED,
+        ReviewState.HIDDEN,
+    ),
+    ReviewState.HIDDEN: (ReviewState.APPROVED,),
+}
+_AUDIT_ACTION = {
+    ReviewState.APPROVED: AuditAction.APPROVED,
+    ReviewState.REJECTED: AuditAction.REJECTED,
+    ReviewState.HIDDEN: AuditAction.HIDDEN,
+}
+
+
+def _moderate(*, trajectory: Trajectory, moderator: User, note: str, to: str) -> Trajectory:
+    if not getattr(moderator, "is_moderator", False):
+        raise PermissionDenied("only moderators can review trajectories")
+    allowed = _ALLOWED_FROM[to]
+    with transaction.atomic():
+        current = Trajectory.objects.filter(pk=trajectory.pk).values("review_state").first()
+        if current is None:
+            raise ModerationError("the trajectory no longer exists")
+        before = current["review_state"]
+        update: dict[str, Any] = {"review_state": to}
+        if to == ReviewState.APPROVED:
+            update["published_at"] = _published_at(timezone.now())
+        moved = (
+            Trajectory.objects.filter(pk=trajectory.pk, review_state__in=allowed).update(**update)
+            == 1
+        )
+        if not moved:
+            if before == ReviewState.PENDING and to == ReviewState.APPROVED:
+                raise ModerationError("not scanned yet: it can be approved after the scan")
+            raise ModerationError(
+                f"a {before} trajectory cannot be {to}; allowed from: {', '.join(allowed)}"
+            )
+        AuditEntry.objects.create(
+            actor=moderator,
+            action=_AUDIT_ACTION[to],
+            share_id=trajectory.share_id,
+            details={"from": before, "to": to, "note": note},
+        )
+    trajectory.refresh_from_db(fields=["review_state", "published_at"])
+    return trajectory
+
+
+def trajectory_approve(*, trajectory: Trajectory, moderator: User, note: str = "") -> Trajectory:
+    """Approve a held (or hidden, or rejected) trajectory: public if its owner made it public.
+
+    A pending one must be scanned first, so that it is never shown without its redactions.
+    """
+    return _moderate(trajectory=trajectory, moderator=moderator, note=note, to=ReviewState.APPROVED)
+
+
+def trajectory_reject(*, trajectory: Trajectory, moderator: User, note: str = "") -> Trajectory:
+    """Reject a trajectory: it is never public; a re-share of it stays rejected."""
+    return _moderate(trajectory=trajectory, moderator=moderator, note=note, to=ReviewState.REJECTED)
+
+
+def trajectory_hide(*, trajectory: Trajectory, moderator: User, note: str = "") -> Trajectory:
+    """Hide an approved trajectory from every public surface (e.g. after a report)."""
+    return _moderate(trajectory=trajectory, moderator=moderator, note=note, to=ReviewState.HIDDEN)
+
+
+def trajectory_deleted_record(*, share_id: str, was_public: bool) -> AuditEntry:
+    """Note a deletion in the audit log (the trajectory and its findings are already gone)."""
+    return AuditEntry.objects.create(
+        actor=None,
+        action=AuditAction.DELETED,
+        share_id=share_id,
+        details={"was_public": was_public},
+    )
+
+
+# --- The sweep ----------------------------------------------------------------------------------
+
+
+def pending_scan_sweep(*, limit: int, older_than_seconds: float = 60) -> list[ScanResult]:
+    """Scan up to `limit` trajectories still pending `older_than_seconds` after their last change
+    (their on-commit scan was lost, e.g. a worker died). Safe to run concurrently: each scan's
+    write is conditional."""
+    from apps.moderation.selectors import trajectories_pending_scan
+
+    results = []
+    for trajectory in trajectories_pending_scan(older_than_seconds=older_than_seconds, limit=limit):
+        results.append(trajectory_scan(trajectory=trajectory))
+    return results

@@ -1,0 +1,59 @@
+"""Trajectories built with the ORM (no dependency on the ingest service), and a moderator who can
+use Django admin (staff + the "moderators" group)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from apps.trajectories.models import Event, Trajectory
+
+
+def make_trajectory(
+    *,
+    events: list[tuple[str, dict[str, Any]] | str] = (),
+    age_seconds: float | None = None,
+    **fields: Any,
+) -> Trajectory:
+    """A pending public trajectory with the given events: (text, data) pairs or plain texts."""
+    values: dict[str, Any] = {
+        "title": "Fix the failing test",
+        "source_format": "openhands_v0",
+        "visibility": "public",
+        "review_state": "pending",
+        "license": "MIT",
+        "num_events": len(events),
+    }
+    values.update(fields)
+    trajectory = Trajectory.objects.create(**values)
+    Event.objects.bulk_create(
+        Event(
+            trajectory=trajectory,
+            position=position,
+            source="agent",
+            kind="action",
+            type="run",
+            text=event if isinstance(event, str) else event[0],
+            data={} if isinstance(event, str) else event[1],
+        )
+        for position, event in enumerate(events)
+    )
+    if age_seconds is not None:
+        then = timezone.now() - timedelta(seconds=age_seconds)
+        Trajectory.objects.filter(pk=trajectory.pk).update(created_at=then, updated_at=then)
+    trajectory.refresh_from_db()
+    return trajectory
+
+
+@pytest.fixture
+def admin_moderator(django_user_model):
+    """A moderator account as documented: staff (Django admin requires it) + "moderators"."""
+    user = django_user_model.objects.create_user(
+        "mod-staff", password="pw-mod-staff", is_staff=True
+    )
+    user.groups.add(Group.objects.get(name="moderators"))
+    return user

@@ -1,0 +1,274 @@
+"""The scan service: placeholders, redaction on public surfaces, findings, state transitions."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import PermissionDenied
+
+from apps.moderation.models import AuditEntry, Finding
+from apps.moderation.services import (
+    ModerationError,
+    masked_preview,
+    trajectory_approve,
+    trajectory_hide,
+    trajectory_reject,
+    trajectory_scan,
+)
+from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.redaction import redact_data, redactor
+from tests.moderation import samples as s
+from tests.moderation.conftest import make_trajectory
+
+pytestmark = pytest.mark.django_db
+
+
+def public_view(trajectory: Trajectory) -> list[tuple[str, dict]]:
+    """What a public surface shows: events through the trajectory's redactor."""
+    redact = redactor(trajectory.redactions)
+    return [
+        (redact(event.text), redact_data(event.data, redact))
+        for event in trajectory.events.order_by("position")
+    ]
+
+
+def test_clean_public_trajectory_is_approved_and_published():
+    trajectory = make_trajectory(events=["ls -la", "total 0"])
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.changed and result.review_state == "approved" and result.counts == {}
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "approved"
+    assert trajectory.published_at is not None
+    assert Trajectory.objects.public().filter(pk=trajectory.pk).exists()
+    entry = AuditEntry.objects.get(share_id=trajectory.share_id)
+    assert entry.action == "scan_approved" and entry.actor is None
+    assert entry.details["from"] == "pending" and entry.details["to"] == "approved"
+
+
+def test_personal_data_is_approved_and_shown_redacted_with_consistent_placeholders():
+    events = [
+        ("git config user.email jane.roe@gmail.com", {"args": {"command": "git config"}}),
+        (
+            "Author: Jane <jane.roe@gmail.com>, reviewer bob.smith@acme-corp.io",
+            {"extras": {"emails": ["bob.smith@acme-corp.io", "jane.roe@gmail.com"]}},
+        ),
+        ("ping 8.8.4.4", {"args": {"command": "ping 8.8.4.4", "host": "8.8.4.4"}}),
+    ]
+    trajectory = make_trajectory(events=events, feedback_text="reach me at +1 415 555 2671")
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.review_state == "approved"
+    assert result.counts == {"email": 5, "ip_address": 3, "phone": 1}
+    trajectory.refresh_from_db()
+    assert trajectory.redactions == {
+        "jane.roe@gmail.com": "<EMAIL_1>",
+        "bob.smith@acme-corp.io": "<EMAIL_2>",
+        "8.8.4.4": "<IP_ADDRESS_1>",
+        "+1 415 555 2671": "<PHONE_1>",
+    }
+    shown = public_view(trajectory)
+    assert shown[0][0] == "git config user.email <EMAIL_1>"
+    assert shown[1] == (
+        "Author: Jane <<EMAIL_1>>, reviewer <EMAIL_2>",
+        {"extras": {"emails": ["<EMAIL_2>", "<EMAIL_1>"]}},
+    )
+    assert shown[2][1] == {"args": {"command": "ping <IP_ADDRESS_1>", "host": "<IP_ADDRESS_1>"}}
+    assert redactor(trajectory.redactions)(trajectory.feedback_text) == "reach me at <PHONE_1>"
+
+
+def test_findings_record_where_and_a_masked_preview_not_the_value():
+    key = s.openai_key()
+    trajectory = make_trajectory(
+        events=[("run", {"args": {"env": {"OPENAI_API_KEY": key}, "command": "python x.py"}})],
+        title="debugging",
+    )
+    trajectory_scan(trajectory=trajectory)
+    finding = Finding.objects.get(trajectory=trajectory)
+    assert (finding.position, finding.path, finding.kind, finding.category) == (
+        0,
+        "data.args.env.OPENAI_API_KEY",
+        "openai_api_key",
+        "secret",
+    )
+    assert (finding.start, finding.end) == (0, len(key))
+    assert finding.placeholder == "<OPENAI_API_KEY_1>"
+    assert key not in finding.preview and key[4:-2] not in finding.preview
+    assert finding.preview == masked_preview(key) == f"{key[:4]}…{key[-2:]} (51 chars)"
+
+
+def test_a_secret_holds_the_trajectory_and_is_redacted_anyway():
+    key = s.github_token()
+    trajectory = make_trajectory(events=[f"git push https://{key}@github.com/acme/app"])
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.review_state == "held" and result.has_secrets
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "held" and trajectory.published_at is None
+    assert not Trajectory.objects.public().filter(pk=trajectory.pk).exists()
+    assert public_view(trajectory)[0][0] == "git push https://<GITHUB_TOKEN_1>@github.com/acme/app"
+    assert AuditEntry.objects.get(share_id=trajectory.share_id).action == "scan_held"
+
+
+def test_a_secret_named_only_by_its_json_key_is_found():
+    value = s.body(24)
+    trajectory = make_trajectory(events=[("docker run", {"env": {"DB_PASSWORD": value}})])
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.counts == {"secret": 1} and result.review_state == "held"
+    assert public_view(Trajectory.objects.get(pk=trajectory.pk))[0][1] == {
+        "env": {"DB_PASSWORD": "<SECRET_1>"}
+    }
+
+
+def test_secrets_in_title_and_metadata_are_scanned():
+    key = s.huggingface_token()
+    trajectory = make_trajectory(
+        title=f"login {key}", metadata={"llm": {"api_key": s.openai_key()}}
+    )
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.counts == {"huggingface_token": 1, "openai_api_key": 1}
+    assert set(Finding.objects.values_list("path", flat=True)) == {"title", "metadata.llm.api_key"}
+
+
+@pytest.mark.parametrize("visibility", ["public", "private"])
+def test_premoderation_holds_everything(settings, visibility):
+    settings.TRAJHUB_PREMODERATION = True
+    trajectory = make_trajectory(events=["echo hello"], visibility=visibility)
+    assert trajectory_scan(trajectory=trajectory).review_state == "held"
+    assert AuditEntry.objects.get(share_id=trajectory.share_id).details["premoderation"] is True
+
+
+def test_auto_redact_kinds_setting_decides_what_is_approved(settings):
+    settings.TRAJHUB_AUTO_REDACT_KINDS = ["email"]
+    trajectory = make_trajectory(events=["ping 8.8.4.4"])
+    assert trajectory_scan(trajectory=trajectory).review_state == "held"
+
+
+def test_private_clean_trajectory_is_approved_but_not_published():
+    trajectory = make_trajectory(events=["ls"], visibility="private")
+    assert trajectory_scan(trajectory=trajectory).review_state == "approved"
+    trajectory.refresh_from_db()
+    assert trajectory.published_at is None
+    assert not Trajectory.objects.public().filter(pk=trajectory.pk).exists()
+
+
+def test_rescan_keeps_placeholders_and_replaces_findings():
+    trajectory = make_trajectory(events=["mail jane.roe@gmail.com and bob.smith@acme-corp.io"])
+    trajectory_scan(trajectory=trajectory)
+    assert Finding.objects.filter(trajectory=trajectory).count() == 2
+    # A re-share: new events, back to pending (as the ingest service does on update).
+    Event.objects.filter(trajectory=trajectory).delete()
+    Event.objects.create(
+        trajectory=trajectory,
+        position=0,
+        source="agent",
+        kind="message",
+        type="message",
+        text="only bob.smith@acme-corp.io and new carol@mail.io",
+    )
+    trajectory.review_state = "pending"
+    trajectory.num_events = 1
+    trajectory.save()
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.changed and result.review_state == "approved"
+    trajectory.refresh_from_db()
+    # bob keeps <EMAIL_2>; jane is gone; carol takes the free number 1.
+    assert trajectory.redactions == {
+        "bob.smith@acme-corp.io": "<EMAIL_2>",
+        "carol@mail.io": "<EMAIL_1>",
+    }
+    assert Finding.objects.filter(trajectory=trajectory).count() == 2
+
+
+def test_scan_leaves_a_moderators_decision_alone():
+    trajectory = make_trajectory(events=["ls"], review_state="rejected")
+    result = trajectory_scan(trajectory=trajectory)
+    assert not result.changed and result.review_state == "rejected"
+    assert not AuditEntry.objects.exists()
+
+
+def test_stale_scan_writes_nothing(monkeypatch):
+    """The trajectory changes while it is being scanned: the scan must not approve old content."""
+    from apps.moderation import services
+
+    trajectory = make_trajectory(events=["ls"])
+    real_find = services._find
+
+    def find_then_change(scanner, t):
+        found = real_find(scanner, t)
+        Trajectory.objects.filter(pk=t.pk).update(num_events=2, chain_fingerprint="new")
+        return found
+
+    monkeypatch.setattr(services, "_find", find_then_change)
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.stale and not result.changed
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "pending"
+    assert not AuditEntry.objects.exists()
+
+
+def test_scan_of_a_deleted_trajectory_is_a_no_op():
+    trajectory = make_trajectory(events=["ls"])
+    Trajectory.objects.filter(pk=trajectory.pk).delete()
+    assert trajectory_scan(trajectory=trajectory).stale
+
+
+def test_findings_are_capped_but_redactions_are_complete(settings):
+    settings.TRAJHUB_SCAN_MAX_FINDINGS = 3
+    emails = [f"user{i}@mail-{i}.io" for i in range(6)]
+    trajectory = make_trajectory(events=[" ".join(emails)])
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.counts == {"email": 6} and result.stored_findings == 3
+    assert Finding.objects.filter(trajectory=trajectory).count() == 3
+    trajectory.refresh_from_db()
+    assert len(trajectory.redactions) == 6
+
+
+# --- moderator actions ---------------------------------------------------------------------------
+
+
+def test_approve_a_held_trajectory_publishes_it_and_audits(moderator):
+    trajectory = make_trajectory(events=[s.openai_key()])
+    trajectory_scan(trajectory=trajectory)
+    trajectory_approve(trajectory=trajectory, moderator=moderator, note="test key, revoked")
+    assert trajectory.review_state == "approved" and trajectory.published_at is not None
+    assert Trajectory.objects.public().filter(pk=trajectory.pk).exists()
+    entry = AuditEntry.objects.filter(share_id=trajectory.share_id).first()
+    assert (entry.actor, entry.action) == (moderator, "approved")
+    assert entry.details == {"from": "held", "to": "approved", "note": "test key, revoked"}
+
+
+def test_hide_then_reject(moderator):
+    trajectory = make_trajectory(events=["ls"])
+    trajectory_scan(trajectory=trajectory)
+    published = Trajectory.objects.get(pk=trajectory.pk).published_at
+    trajectory_hide(trajectory=trajectory, moderator=moderator, note="reported")
+    assert trajectory.review_state == "hidden"
+    assert not Trajectory.objects.public().filter(pk=trajectory.pk).exists()
+    trajectory_reject(trajectory=trajectory, moderator=moderator)
+    assert trajectory.review_state == "rejected"
+    # Re-approving keeps the first publication date.
+    trajectory_approve(trajectory=trajectory, moderator=moderator)
+    assert trajectory.published_at == published
+    actions = list(
+        AuditEntry.objects.filter(share_id=trajectory.share_id)
+        .order_by("id")
+        .values_list("action", flat=True)
+    )
+    assert actions == ["scan_approved", "hidden", "rejected", "approved"]
+
+
+def test_invalid_transitions_are_refused(moderator):
+    pending = make_trajectory(events=["ls"])
+    with pytest.raises(ModerationError, match="not scanned yet"):
+        trajectory_approve(trajectory=pending, moderator=moderator)
+    held = make_trajectory(events=[s.openai_key()])
+    trajectory_scan(trajectory=held)
+    with pytest.raises(ModerationError, match="cannot be hidden"):
+        trajectory_hide(trajectory=held, moderator=moderator)
+    assert Trajectory.objects.get(pk=held.pk).review_state == "held"
+    assert not AuditEntry.objects.filter(actor=moderator).exists()
+
+
+def test_only_moderators_can_act(other_user):
+    trajectory = make_trajectory(events=[s.openai_key()])
+    trajectory_scan(trajectory=trajectory)
+    with pytest.raises(PermissionDenied):
+        trajectory_approve(trajectory=trajectory, moderator=other_user)
+    assert Trajectory.objects.get(pk=trajectory.pk).review_state == "held"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.trajectories.importers.base import CanonicalEvent
@@ -86,10 +86,11 @@ def trajectory_search(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
         from django.contrib.postgres.search import SearchQuery
 
         return qs.filter(search_vector=SearchQuery(q, search_type="websearch", config="english"))
+    # search_text starts with the title and is redacted like the public pages.
     for word in q.split()[:10]:
         word = word.strip('"')
         if word:
-            qs = qs.filter(Q(title__icontains=word) | Q(search_text__icontains=word))
+            qs = qs.filter(search_text__icontains=word)
     return qs
 
 

@@ -44,6 +44,7 @@ from apps.trajectories.models import (
     TrajectoryImage,
     Visibility,
 )
+from apps.trajectories.redaction import redactor
 from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 
 if TYPE_CHECKING:
@@ -636,16 +637,19 @@ def _totals(canonical: CanonicalTrajectory, prepared: _Prepared) -> dict[str, An
     }
 
 
-def _search_text(title: str, prepared: _Prepared) -> str:
+def _search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | None) -> str:
+    """Title and event texts, capped, with the trajectory's redactions applied: search must not
+    find a trajectory by what its public pages hide (searching an email address would confirm
+    that a trajectory contains it)."""
     parts = [title]
     size = len(title)
-    for event in prepared.events:
+    for text in texts:
         if size >= SEARCH_TEXT_CHARS:
             break
-        if event.text:
-            parts.append(event.text)
-            size += len(event.text) + 1
-    return "\n".join(parts)[:SEARCH_TEXT_CHARS]
+        if text:
+            parts.append(text[: SEARCH_TEXT_CHARS - size])
+            size += len(parts[-1]) + 1
+    return redactor(redactions)("\n".join(parts)[:SEARCH_TEXT_CHARS])
 
 
 def _advisory_lock(key: str) -> None:
@@ -802,7 +806,7 @@ def _store_in_transaction(
         )
         if password:
             trajectory.deletion_password_hashes = [hash_deletion_password(password)]
-        trajectory.search_text = _search_text(title, prepared)
+        trajectory.search_text = _search_text(title, (e.text for e in prepared.events), None)
         trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
         trajectory.save()
         first_new = 0
@@ -823,7 +827,9 @@ def _store_in_transaction(
                 *trajectory.deletion_password_hashes,
                 hash_deletion_password(password),
             ]
-        trajectory.search_text = _search_text(trajectory.title, prepared)
+        trajectory.search_text = _search_text(
+            trajectory.title, (e.text for e in prepared.events), trajectory.redactions
+        )
         trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
         trajectory.save()
         if how == "extends":
@@ -852,8 +858,22 @@ def _store_in_transaction(
 
 def _on_commit_stored(pk: int, *, created: bool) -> None:
     transaction.on_commit(
-        lambda: trajectory_stored.send(sender=Trajectory, trajectory_id=pk, created=created)
+        lambda: _send_robust(trajectory_stored, trajectory_id=pk, created=created)
     )
+
+
+def _send_robust(signal, **kwargs: Any) -> None:
+    """Tell listeners, after the commit. A failing listener (say, a broker that is down when the
+    scan is queued) must not turn a stored trajectory into an error answer: it is logged, and
+    the periodic scan sweep picks the trajectory up."""
+    for receiver, result in signal.send_robust(sender=Trajectory, **kwargs):
+        if isinstance(result, Exception):
+            logger.error(
+                "a %s listener failed: %s",
+                getattr(receiver, "__name__", receiver),
+                result,
+                exc_info=result,
+            )
 
 
 def _insert_events(trajectory: Trajectory, events: list[_PreparedEvent]) -> None:
@@ -962,12 +982,15 @@ def _delete_orphan_images(image_ids: list[int]) -> None:
 
 
 def _update_search_vector(trajectory: Trajectory) -> None:
+    """The PostgreSQL search vector: the (redacted) title weighted above the event text."""
     if connection.vendor != "postgresql":
         return
     from django.contrib.postgres.search import SearchVector
+    from django.db.models import Value
 
+    title = redactor(trajectory.redactions)(trajectory.title)
     Trajectory.objects.filter(pk=trajectory.pk).update(
-        search_vector=SearchVector("title", weight="A", config="english")
+        search_vector=SearchVector(Value(title), weight="A", config="english")
         + SearchVector("search_text", weight="B", config="english")
     )
 
@@ -1026,7 +1049,23 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
     if changed:
         trajectory.save(update_fields=[*changed, "updated_at"])
         if "title" in changed:
-            _update_search_vector(trajectory)
+            trajectory_search_refresh(trajectory=trajectory)
+    return trajectory
+
+
+@transaction.atomic
+def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
+    """Rebuild search_text (and the PostgreSQL search vector) from the title and event texts
+    with the trajectory's current redactions applied. Call it after changing `redactions`."""
+    texts = (
+        Event.objects.filter(trajectory=trajectory)
+        .order_by("position")
+        .values_list("text", flat=True)
+        .iterator(chunk_size=500)
+    )
+    trajectory.search_text = _search_text(trajectory.title, texts, trajectory.redactions)
+    Trajectory.objects.filter(pk=trajectory.pk).update(search_text=trajectory.search_text)
+    _update_search_vector(trajectory)
     return trajectory
 
 
@@ -1047,7 +1086,7 @@ def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombs
     if raw_path:
         transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))
     transaction.on_commit(
-        lambda: trajectory_deleted.send(sender=Trajectory, share_id=share_id, was_public=was_public)
+        lambda: _send_robust(trajectory_deleted, share_id=share_id, was_public=was_public)
     )
     return tombstone
 

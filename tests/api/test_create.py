@@ -196,3 +196,22 @@ def test_answer_is_json_even_for_the_browsable_api_accept_header(client_as):
     assert orjson.loads(response.content)["trajectories"]
     response = client_as(None).get(URL + "/" + "0" * 64, HTTP_ACCEPT="text/html")
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
+
+
+def test_a_failing_stored_listener_does_not_fail_the_share(
+    client_as, django_capture_on_commit_callbacks, caplog
+):
+    from apps.trajectories.signals import trajectory_stored
+
+    def broken(sender, **kwargs):
+        raise ConnectionError("broker down")
+
+    trajectory_stored.connect(broken)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = post_json(client_as(None), v0_events(1))
+    finally:
+        trajectory_stored.disconnect(broken)
+    assert response.status_code == 201
+    assert Trajectory.objects.count() == 1
+    assert "broker down" in caplog.text

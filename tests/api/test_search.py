@@ -62,3 +62,20 @@ def test_search_uses_the_gin_index_on_postgresql(owner):
         plan = queryset.explain()
     assert "traj_search_vector_gin" in plan, plan
     assert Trajectory.objects.filter(search_vector__isnull=True).count() == 0
+
+
+def test_search_never_finds_a_trajectory_by_what_its_redactions_hide(owner):
+    from apps.trajectories.services import trajectory_search_refresh
+
+    trajectory = make_trajectory(owner=owner, task="mail alice@corp.example the quarterly report")
+    assert search("alice@corp.example") == ["mail alice@corp.example the quarterly report"]
+    # The scan found the address: with its placeholder in place, search forgets the original.
+    Trajectory.objects.filter(pk=trajectory.pk).update(
+        redactions={"alice@corp.example": "<EMAIL_1>"}
+    )
+    trajectory.refresh_from_db()
+    trajectory_search_refresh(trajectory=trajectory)
+    assert search("alice@corp.example") == []
+    assert search("quarterly") == ["mail alice@corp.example the quarterly report"]
+    trajectory.refresh_from_db()
+    assert "alice@corp.example" not in trajectory.search_text

@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.utils.functional import SimpleLazyObject
+from django.utils.functional import SimpleLazyObject, cached_property
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.trajectories import site_selectors
@@ -31,6 +31,8 @@ UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 UNLOCK_ATTEMPTS = 10  # failed password attempts per client address ...
 UNLOCK_WINDOW_SECONDS = 15 * 60  # ... per this many seconds
 BROWSE_PAGE_SIZES = (25, 50, 100)
+SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
+LIST_COUNT_CAP = 10_000  # rows counted for the list without search
 # The FilterSet's orderings, in words.
 BROWSE_ORDERINGS = [
     (key, label)
@@ -62,6 +64,26 @@ def home(request: HttpRequest) -> HttpResponse:
             "latest": site_selectors.public_latest(limit=8),
         },
     )
+
+
+class CappedPaginator(Paginator):
+    """A paginator that counts at most `cap` rows.
+
+    Counting every match of a common word among 100,000 trajectories reads them all (a second on
+    PostgreSQL); nobody pages that far. Past the cap the page says "more than", and offers the
+    first `cap` rows in pages.
+    """
+
+    def __init__(self, object_list, per_page: int, *, cap: int):
+        super().__init__(object_list, per_page)
+        self.cap = cap
+        self.capped = False
+
+    @cached_property
+    def count(self) -> int:
+        counted = self.object_list.order_by()[: self.cap + 1].count()
+        self.capped = counted > self.cap
+        return min(counted, self.cap)
 
 
 def _browse_filter_data(query: QueryDict) -> tuple[QueryDict, dict[str, str]]:
@@ -103,7 +125,9 @@ def browse(request: HttpRequest) -> HttpResponse:
     else:
         errors.update({name: " ".join(messages) for name, messages in filterset.errors.items()})
         queryset = site_selectors.public_list().none()
-    page = Paginator(queryset, per_page).get_page(request.GET.get("page"))
+    cap = SEARCH_COUNT_CAP if request.GET.get("q", "").strip() else LIST_COUNT_CAP
+    paginator = CappedPaginator(queryset, per_page, cap=cap)
+    page = paginator.get_page(request.GET.get("page"))
     return render(
         request,
         "pages/browse.html",

@@ -169,3 +169,58 @@ def test_browse_and_search_never_show_what_is_not_public(request, owner, caller)
         assert all(title == "Public run" for title in titles(response)), path
         assert "Hidden" not in response.content.decode(), path
     assert titles(client.get("/browse/?q=needle")) == ["Public run"]
+
+
+def test_counting_stops_at_the_cap(client, monkeypatch):
+    monkeypatch.setattr("apps.trajectories.views_site.SEARCH_COUNT_CAP", 30)
+    for index in range(35):
+        make_trajectory(title=f"Common word run {index}")
+
+    first = client.get("/browse/?q=common")
+    html = first.content.decode()
+    assert "More than 30 trajectories matching" in html
+    assert len(titles(first)) == 25 and "Page 1 of 2" in html
+    second = client.get("/browse/?q=common&page=2")
+    assert len(titles(second)) == 5
+    assert "These are the first 30" in second.content.decode()
+    # Without a search the list counts further.
+    assert "35 trajectories" in client.get("/browse/").content.decode()
+
+
+def test_search_uses_the_full_text_index_on_postgresql(django_db_blocker):
+    """The browse search (the shared FilterSet's `q`) can be answered from the GIN index."""
+    from django.db import connection
+
+    from apps.trajectories import site_selectors
+    from apps.trajectories.filters import TrajectoryFilter
+
+    if connection.vendor != "postgresql":
+        from tests.conftest import skip_or_fail
+
+        skip_or_fail("the full-text index exists on PostgreSQL only")
+    from django.contrib.postgres.search import SearchVector
+
+    Trajectory.objects.bulk_create(
+        Trajectory(
+            title=f"Run {index}",
+            search_text=f"pytest module_{index}",
+            source_format="openhands_v0",
+            visibility="public",
+            review_state="approved",
+        )
+        for index in range(2000)
+    )
+    Trajectory.objects.update(
+        search_vector=SearchVector("title", weight="A", config="english")
+        + SearchVector("search_text", weight="B", config="english")
+    )
+    queryset = TrajectoryFilter({"q": "module_7"}, queryset=site_selectors.public_list()).qs
+    with connection.cursor() as cursor:
+        # A tiny table is cheapest to scan whole: forbid that, so the plan shows whether the
+        # index can serve this query at all (a mismatched text search config could not).
+        cursor.execute("ANALYZE trajectories_trajectory")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        plan = queryset[:25].explain()
+    assert "traj_search_vector_gin" in plan, plan
+    assert [t.title for t in queryset] == ["Run 7"]

@@ -111,6 +111,11 @@ def test_too_many_events():
     assert error.message == "6 events, over the limit of 5"
 
 
+def test_far_too_many_events_fail_before_conversion():
+    error = error_of(orjson.dumps([event(n) for n in range(11)]), limits=Limits(max_events=5))
+    assert error.message == "11 items, far over the limit of 5 events"
+
+
 def test_a_field_over_the_field_limit_is_named():
     big = event(1)
     big["args"]["content"] = "é" * 600  # 1,200 bytes of UTF-8

@@ -229,6 +229,7 @@ def detect(value: Any) -> ModuleType | None:
 
 def _convert(module: ModuleType, record: Any, where: str, limits: Limits) -> ImportItem:
     try:
+        _check_size(record, limits)
         trajectory = module.convert(record)
         if not isinstance(trajectory, CanonicalTrajectory):
             raise FormatError("no trajectory found")
@@ -245,6 +246,17 @@ def _convert(module: ModuleType, record: Any, where: str, limits: Limits) -> Imp
         # Importers validate what they read; this is the net under them, never a 500.
         error = FormatError(f"cannot read this {module.LABEL} record ({type(exc).__name__})")
         return ImportItem(where=where, error=error.at(where) if where else error)
+
+
+def _check_size(record: Any, limits: Limits) -> None:
+    """Refuse a record far over the event limit before converting it: no format makes more
+    than two events of one item of its longest list (an [action, observation] pair)."""
+    lists = [record] if type(record) is list else []
+    if type(record) is dict:
+        lists = [value for value in record.values() if type(value) is list]
+    longest = max((len(items) for items in lists), default=0)
+    if longest > 2 * limits.max_events:
+        raise FormatError(f"{longest:,} items, far over the limit of {limits.max_events:,} events")
 
 
 def parse_document(

@@ -139,8 +139,8 @@ def build_trajectory(
         if is_init(item):
             args = item.get("args")
             if isinstance(args, dict):
-                settings.setdefault("agent", text_of(args.get("AGENT")))
-                settings.setdefault("model", text_of(args.get("LLM_MODEL")))
+                settings["agent"] = settings.get("agent") or text_of(args.get("AGENT"))
+                settings["model"] = settings.get("model") or text_of(args.get("LLM_MODEL"))
             continue
         if not is_event(item):
             if skip_non_events or is_websocket_noise(item):
@@ -368,8 +368,3 @@ def response_model_of(item: dict) -> str:
         if isinstance(response, dict):
             return text_of(response.get("model"))
     return ""
-
-
-def model_of(item: dict) -> str:
-    """The model an event names (kept for callers of the first version of this module)."""
-    return metrics_model(item) or response_model_of(item)

@@ -124,7 +124,11 @@ def test_changelist_query_count_does_not_grow_with_rows(admin_moderator, django_
 
 @pytest.mark.parametrize(
     ("action", "start", "end"),
-    [("approve", "held", "approved"), ("reject", "held", "rejected"), ("hide", "approved", "hidden")],
+    [
+        ("approve", "held", "approved"),
+        ("reject", "held", "rejected"),
+        ("hide", "approved", "hidden"),
+    ],
 )
 def test_admin_actions_change_state_through_the_services(admin_moderator, action, start, end):
     trajectory = held_trajectory()

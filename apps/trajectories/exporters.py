@@ -100,25 +100,6 @@ V0_ACTIONS = {
     "finish",
     "call_tool_mcp",
 }
-V0_OBSERVATIONS = {
-    "run",
-    "run_ipython",
-    "read",
-    "write",
-    "edit",
-    "browse",
-    "think",
-    "error",
-    "mcp",
-    "user_rejected",
-    "delegate",
-    "recall",
-    "condense",
-    "task_tracking",
-    "success",
-    "agent_state_changed",
-    "null",
-}
 
 
 def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> bytes:
@@ -449,6 +430,21 @@ def _user_content(event: CanonicalEvent) -> Any:
     data = _data(event)
     if data.get("role") == "user" and isinstance(data.get("content"), list):
         return data["content"]
+    message = data.get("llm_message") if data.get("kind") == "MessageEvent" else None
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        # OpenHands V1: TextContent / ImageContent parts.
+        parts: list[dict] = []
+        for part in message["content"]:
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("text"), str):
+                parts.append({"type": "text", "text": part["text"]})
+            urls = part.get("image_urls")
+            for url in urls if isinstance(urls, list) else []:
+                if isinstance(url, str) and url:
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+        if any(part["type"] == "image_url" for part in parts):
+            return parts
     if is_v0(data) and data.get("action") == "message":
         args = _v0_fields(data, "args")
         urls = args.get("image_urls") or args.get("images_urls")
@@ -677,6 +673,10 @@ def _system_tools(event: CanonicalEvent) -> list:
 def _v0_action(event: CanonicalEvent) -> tuple[str, dict]:
     call = calls_of(event)[0]
     arguments = _parse_json_object(call.arguments) or {}
+    data = _data(event)
+    if data.get("kind") == "ActionEvent" and isinstance(data.get("action"), dict):
+        # The SDK's parsed action holds every argument, defaults included.
+        arguments = {k: v for k, v in data["action"].items() if k != "kind"} | arguments
     thought = call.thought
     kind = event.type
     command = arguments.get("command")
@@ -702,11 +702,25 @@ def _v0_action(event: CanonicalEvent) -> tuple[str, dict]:
     return "call_tool_mcp", {"name": call.name, "arguments": arguments, "thought": thought}
 
 
+# Observation types that say what happened whatever the action was.
+OUTCOME_OBSERVATIONS = {
+    "error",
+    "user_rejected",
+    "agent_state_changed",
+    "null",
+    "success",
+    "condense",
+    "recall",
+    "delegate",
+    "task_tracking",
+}
+
+
 def _v0_observation(event: CanonicalEvent, action: dict | None) -> tuple[str, dict]:
     kind = action.get("action") if action else ""
     args = action.get("args", {}) if action else {}
-    if event.type == "error":
-        return "error", {}
+    if event.type in OUTCOME_OBSERVATIONS:
+        return event.type, {}
     if kind == "run":
         return "run", {"command": args.get("command", ""), "metadata": {}}
     if kind in ("edit", "read"):
@@ -717,7 +731,5 @@ def _v0_observation(event: CanonicalEvent, action: dict | None) -> tuple[str, di
         return "browse", {"url": args.get("url", "")}
     if kind == "think":
         return "think", {}
-    if event.type in V0_OBSERVATIONS and event.type not in ("run", "edit", "read", "browse"):
-        return event.type, {}
     name = args.get("name") if kind == "call_tool_mcp" else event.type
     return "mcp", {"name": name or event.type, "arguments": args.get("arguments", {})}

@@ -489,3 +489,24 @@ def test_unknown_export_format():
         ValueError, match="unknown export format 'csv'; known: openhands, openai, sharegpt"
     ):
         export_events("csv", [], meta={})
+
+
+def test_v1_events_export_with_their_arguments_images_and_outcomes():
+    from tests.trajectories.test_importers_formats import v1_events
+
+    trajectory = parse(orjson.dumps(v1_events())).trajectories[0]
+    openhands = orjson.loads(export("openhands", trajectory))
+    view = openhands[2]
+    assert (view["action"], view["args"]["path"], view["args"]["command"]) == (
+        "read",
+        "/w/page.html",
+        "view",
+    )
+    assert openhands[3]["observation"] == "read" and openhands[3]["cause"] == 2
+    assert openhands[7]["observation"] == "user_rejected"
+    assert openhands[5]["observation"] == "error"
+    messages = orjson.loads(export("openai", trajectory))["messages"]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "Fix the page"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+    ]

@@ -449,8 +449,8 @@ def test_v1_event_kinds(wrap):
     assert shape(trajectory) == [
         ("agent", "system", "system"),
         ("user", "message", "message"),
-        ("agent", "action", "edit"),
-        ("environment", "observation", "edit"),
+        ("agent", "action", "read"),  # FileEditorAction with command "view"
+        ("environment", "observation", "read"),
         ("agent", "action", "browse_interactive"),
         ("agent", "observation", "error"),
         ("agent", "action", "run"),

@@ -145,6 +145,14 @@ def convert(doc: Any) -> CanonicalTrajectory:
         events.append(event)
         if kind == "ConversationStateUpdateEvent":
             read_state(trajectory, item)
+    types = {event.original_id: event.type for event in events if event.kind == "action"}
+    for event in events:
+        if (
+            event.kind == "observation"
+            and event.type == "edit"
+            and types.get(event.cause) == "read"
+        ):
+            event.type = "read"
     if isinstance(doc, dict) and doc.get("history") is items:
         openhands_eval.apply_row(trajectory, doc)
         trajectory.source_format = NAME
@@ -167,10 +175,13 @@ def convert_event(item: dict, kind: str, where: str, action_ids: dict[str, str])
     if kind == "ActionEvent":
         action = _object(item, "action", where)
         action_kind = text_of(action.get("kind"))
+        action_type = ACTION_TYPES.get(action_kind) or _type_of(action_kind, "Action", item)
+        if action_type == "edit" and action.get("command") == "view":
+            action_type = "read"  # the file editor's view reads, as V0's read action did
         return CanonicalEvent(
             source=source or "agent",
             kind="action",
-            type=ACTION_TYPES.get(action_kind) or _type_of(action_kind, "Action", item),
+            type=action_type,
             text=join_text(thought_text(item), action_summary(action, item)),
             **common,
         )

@@ -18,3 +18,5 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
+# WhiteNoise serves collected files from here and warns on every request if the folder is missing.
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

@@ -41,6 +41,10 @@ class Access:
         return self.is_owner or self.is_moderator or self.is_holder
 
     @property
+    def can_download(self) -> bool:
+        return self.trajectory.is_public or self.is_owner or self.is_moderator
+
+    @property
     def can_download_original(self) -> bool:
         return self.is_owner or self.is_moderator
 

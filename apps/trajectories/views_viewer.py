@@ -16,11 +16,16 @@ from django.conf import settings
 from django.core.files.storage import storages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
-from apps.trajectories.rendering import Marks, ViewContext, event_json_html, present_event
+from apps.trajectories.rendering import (
+    Marks,
+    ViewContext,
+    card_html,
+    event_json_html,
+    present_event,
+)
 from apps.trajectories.selectors_viewer import (
     Access,
     event_at,
@@ -87,14 +92,13 @@ def render_chunk(access: Access, *, after: int, limit: int, budget: int) -> Chun
     ctx = _context(access)
     # One event more than asked says whether there is a next chunk without counting.
     events = event_chunk(access.trajectory, start=after, limit=limit + 1)
-    template = get_template("trajectories/_card.html")
     base = f"/t/{access.trajectory.share_id}/"
     parts: list[str] = []
     size = 0
     last = after
     for event in events[:limit]:
         card = present_event(event, ctx)
-        html = template.render({"card": card, "base": base})
+        html = card_html(card, base)
         parts.append(html)
         size += len(html)
         last = event.position + 1
@@ -166,7 +170,8 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
     total = sum(count for _, count in type_counts)
     after = _int(request.GET.get("after"), 0, high=max(total - 1, 0))
     chunk = render_chunk(access, after=after, limit=FIRST_EVENTS, budget=FIRST_BYTES)
-    downloads = [(name, label) for name, label in EXPORT_FORMATS]
+    # The download API decides by account (visible_to), not by this session's unlock.
+    downloads = list(EXPORT_FORMATS) if access.can_download else []
     if access.can_download_original:
         downloads.insert(0, ("original", "Original upload"))
     context = {

@@ -106,7 +106,9 @@
 
   if (more && "IntersectionObserver" in window) {
     new IntersectionObserver(function (entries) {
-      if (entries.some(function (entry) { return entry.isIntersecting; })) loadNext(100);
+      // While later steps are hidden (time travel), the end of the list is not the end.
+      var hiding = current < lastLoaded() && viewer.classList.contains("hide-later");
+      if (!hiding && entries.some(function (entry) { return entry.isIntersecting; })) loadNext(100);
     }, { rootMargin: "1200px 0px" }).observe(more);
   }
 
@@ -285,15 +287,18 @@
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     var target = event.target;
-    var typing = target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+    var typing = target && (target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName) ||
+      (target.tagName === "INPUT" && !/^(range|checkbox|radio|button|submit)$/.test(target.type)));
     if (typing) {
       if (event.key === "Escape" && target === findInput) findInput.blur();
       return;
     }
-    if (event.key === "j" || event.key === "ArrowRight") {
+    // On the slider itself, the arrows already move it (and its "input" event steps).
+    var arrows = target !== slider;
+    if (event.key === "j" || (arrows && event.key === "ArrowRight")) {
       event.preventDefault();
       move(1);
-    } else if (event.key === "k" || event.key === "ArrowLeft") {
+    } else if (event.key === "k" || (arrows && event.key === "ArrowLeft")) {
       event.preventDefault();
       move(-1);
     } else if (event.key === "/" && findInput) {

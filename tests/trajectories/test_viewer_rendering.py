@@ -11,10 +11,15 @@ from html.parser import HTMLParser
 from types import SimpleNamespace
 
 import pytest
-from django.template.loader import get_template
 
 from apps.trajectories.importers import parse
-from apps.trajectories.rendering import Marks, ViewContext, event_json_html, present_event
+from apps.trajectories.rendering import (
+    Marks,
+    ViewContext,
+    card_html,
+    event_json_html,
+    present_event,
+)
 from apps.trajectories.rendering import text as t
 
 SHARE_ID = "ab" * 32
@@ -46,7 +51,7 @@ def event(data, *, kind="action", type="run", source="agent", position=0, text="
 
 
 def html_of(card) -> str:
-    return get_template("trajectories/_card.html").render({"card": card, "base": f"/t/{SHARE_ID}/"})
+    return card_html(card, f"/t/{SHARE_ID}/")
 
 
 def render(data, context=None, **kwargs) -> tuple[object, str]:

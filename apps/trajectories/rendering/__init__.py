@@ -18,10 +18,25 @@ from django.utils.safestring import SafeString, mark_safe
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import formats, openhands
 from apps.trajectories.rendering import text as t
-from apps.trajectories.rendering.cards import Block, Card, CardBuilder, ViewContext, pretty_json
+from apps.trajectories.rendering.cards import (
+    Block,
+    Card,
+    CardBuilder,
+    ViewContext,
+    card_html,
+    pretty_json,
+)
 from apps.trajectories.rendering.text import Marks
 
-__all__ = ["Block", "Card", "Marks", "ViewContext", "event_json_html", "present_event"]
+__all__ = [
+    "Block",
+    "Card",
+    "Marks",
+    "ViewContext",
+    "card_html",
+    "event_json_html",
+    "present_event",
+]
 
 logger = logging.getLogger(__name__)
 

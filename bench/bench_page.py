@@ -1,0 +1,244 @@
+"""The trajectory page of a 2,000-event trajectory: server time, first HTML size, SQL queries,
+against floors measured in the same run.
+
+Targets (DESIGN.md): server time <= 150 ms, first HTML <= 300 KB, a fixed number of queries.
+
+It stores one generated OpenHands session (the demo generator: 2,000 events, browser screenshots
+and set-of-marks images, plots, command output grown to long logs) through the real ingest
+service into its own PostgreSQL database (trajhub_bench_page by default; created and migrated if
+missing), makes it public, and renders /t/<id>/ through Django's test client (the whole stack:
+middleware, session, CSP, templates) as an anonymous visitor and as the signed-in owner.
+
+Floors, same run, same trajectory:
+  sql     the page's own SQL statements (captured through Django) run with psycopg on a warm
+          connection: what the database alone costs;
+  bare    the same first-chunk rows fetched and put through a bare Django template (one <li>
+          per event with its escaped text): what any server-rendered list of these rows costs.
+
+    .venv/bin/python bench/bench_page.py [--events 2000] [--runs 30] [--screenshots 100]
+
+Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench_page).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/trajhub_bench_page"
+)
+os.environ["DATABASE_URL"] = DATABASE_URL
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("TRAJHUB_VAR_DIR", tempfile.mkdtemp(prefix="trajhub-bench-page-"))
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "true")
+(Path(os.environ["TRAJHUB_VAR_DIR"]) / "static").mkdir(parents=True, exist_ok=True)
+
+import psycopg  # noqa: E402
+
+TARGET_MS = 150.0
+TARGET_BYTES = 300_000
+TITLE = "bench_page: 2,000-event trajectory"
+
+
+def ensure_database() -> None:
+    parts = urlsplit(DATABASE_URL)
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            print(f"creating database {name}")
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django() -> None:
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def make_trajectory(events: int, screenshots: int, plots: int, target_mb: float):
+    from django.contrib.auth import get_user_model
+
+    from apps.trajectories.demo import generate_session, share_payload
+    from apps.trajectories.models import Trajectory
+    from apps.trajectories.services import ShareOptions, trajectory_delete, trajectory_ingest
+
+    for old in Trajectory.objects.filter(title=TITLE):
+        trajectory_delete(trajectory=old, reason="bench")
+    owner, _ = get_user_model().objects.get_or_create(username="bench-page-owner")
+    session = generate_session(
+        random.Random("bench-page"),
+        events=events,
+        screenshots=screenshots,
+        plots=plots,
+        target_bytes=int(target_mb * 1024 * 1024),
+    )
+    payload = share_payload(session, permissions="public")
+    started = time.perf_counter()
+    result = trajectory_ingest(
+        data=payload,
+        user=owner,
+        options=ShareOptions(visibility="public", license_agreed=True, title=TITLE),
+    )
+    trajectory = result.stored[0].trajectory
+    Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")
+    trajectory.refresh_from_db()
+    print(
+        f"stored {trajectory.num_events:,} events, {len(payload) / 1e6:.1f} MB payload, "
+        f"{trajectory.image_links.count()} images in {time.perf_counter() - started:.1f} s"
+    )
+    return trajectory, owner
+
+
+def describe_events(trajectory) -> None:
+    from apps.trajectories.models import Event
+
+    long_outputs = 0
+    for text in Event.objects.filter(trajectory=trajectory, kind="observation").values_list(
+        "text", flat=True
+    ):
+        if text.count("\n") > 40:
+            long_outputs += 1
+    print(f"observations longer than 40 lines: {long_outputs:,}")
+
+
+def timed(function, runs: int) -> tuple[list[float], object]:
+    samples = []
+    result = None
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = function()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples, result
+
+
+def p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def line(name: str, samples: list[float], extra: str = "") -> None:
+    print(
+        f"{name:<34} median {statistics.median(samples):7.1f} ms   p95 {p95(samples):7.1f} ms"
+        f"   min {min(samples):6.1f} ms {extra}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--screenshots", type=int, default=100)
+    parser.add_argument("--plots", type=int, default=20)
+    parser.add_argument(
+        "--mb", type=float, default=12.0, help="grow command output to this payload size"
+    )
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+
+    ensure_database()
+    setup_django()
+    from django.db import connection
+    from django.template import engines
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.trajectories.models import Event
+
+    trajectory, owner = make_trajectory(args.events, args.screenshots, args.plots, args.mb)
+    describe_events(trajectory)
+    url = trajectory.get_absolute_url()
+    visitor = Client()
+    signed_in = Client()
+    signed_in.force_login(owner)
+
+    first_started = time.perf_counter()
+    response = visitor.get(url)
+    first_ms = (time.perf_counter() - first_started) * 1000
+    assert response.status_code == 200, response.status_code
+    html_bytes = len(response.content)
+    cards = response.content.count(b'<li class="ev ')
+
+    with CaptureQueriesContext(connection) as captured:
+        visitor.get(url)
+    page_sql = [query["sql"] for query in captured.captured_queries]
+
+    samples_visitor, _ = timed(lambda: visitor.get(url), args.runs)
+    samples_owner, _ = timed(lambda: signed_in.get(url), args.runs)
+    samples_fragment, fragment = timed(lambda: visitor.get(f"{url}events?after=1000"), args.runs)
+    with CaptureQueriesContext(connection) as captured_owner:
+        signed_in.get(url)
+
+    # Floor 1: the page's SQL alone, straight through psycopg on a warm connection.
+    with psycopg.connect(DATABASE_URL) as conn:
+
+        def run_sql():
+            for sql in page_sql:
+                conn.execute(sql).fetchall()
+
+        run_sql()
+        samples_sql, _ = timed(run_sql, args.runs)
+
+    # Floor 2: the same first-chunk rows through a bare template, one escaped <li> per event.
+    bare = engines["django"].from_string(
+        '<ol>{% for e in events %}<li id="step-{{ e.position }}">{{ e.type }} {{ e.text|truncatechars:2000 }}</li>{% endfor %}</ol>'
+    )
+
+    def bare_page():
+        rows = list(
+            Event.objects.filter(trajectory=trajectory, position__gte=0).order_by("position")[
+                :cards
+            ]
+        )
+        return bare.render({"events": rows})
+
+    bare_page()
+    samples_bare, _ = timed(bare_page, args.runs)
+
+    median = statistics.median(samples_visitor)
+    print()
+    print(
+        f"trajectory: {trajectory.num_events:,} events; first HTML {html_bytes / 1000:.1f} KB, {cards} cards server-rendered"
+    )
+    print(f"first request (cold lexers/templates): {first_ms:.1f} ms")
+    line("page, anonymous visitor", samples_visitor, f"  {len(page_sql)} queries")
+    line(
+        "page, signed-in owner", samples_owner, f"  {len(captured_owner.captured_queries)} queries"
+    )
+    line("fragment events?after=1000", samples_fragment, f"  {len(fragment.content) / 1000:.1f} KB")
+    line("floor: the page's SQL (psycopg)", samples_sql)
+    line("floor: bare template, same rows", samples_bare)
+    print(
+        f"page / SQL floor: {median / statistics.median(samples_sql):.1f}x   page / bare floor: {median / statistics.median(samples_bare):.1f}x"
+    )
+    ok_time = p95(samples_visitor) <= TARGET_MS and p95(samples_owner) <= TARGET_MS
+    ok_size = html_bytes <= TARGET_BYTES
+    print()
+    print(f"server time p95 <= {TARGET_MS:.0f} ms: {'PASS' if ok_time else 'FAIL'}")
+    print(
+        f"first HTML <= {TARGET_BYTES // 1000} KB: {'PASS' if ok_size else 'FAIL'} ({html_bytes:,} bytes)"
+    )
+    print(
+        f"queries: {len(page_sql)} (visitor), {len(captured_owner.captured_queries)} (signed in); pinned in tests/trajectories/test_viewer_views.py"
+    )
+    return 0 if ok_time and ok_size else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,9 +9,9 @@ older UIs show to the person.
 
 from __future__ import annotations
 
-import logging
+import re
 
-from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponseRedirect, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -22,13 +22,16 @@ from apps.trajectories.api.views import client_ip
 from apps.trajectories.importers import FORMATS, FormatError
 from apps.trajectories.selectors import is_share_id
 
-logger = logging.getLogger(__name__)
-
 SUCCESS_MESSAGE = "Feedback submitted successfully"
 PAYLOAD_SHAPE = (
     "expected the OpenHands share payload: a JSON object with version, email, polarity, "
     "permissions and trajectory"
 )
+
+
+# Looked at without copying the (possibly 50 MB) body.
+OBJECT_START = re.compile(rb"\s*\{")
+BLANK = re.compile(rb"\s*\Z")
 
 
 def _envelope(status: int, message: str, **body: str) -> JsonResponse:
@@ -61,9 +64,9 @@ def share_od_trajectory(request: HttpRequest) -> JsonResponse:
         data = read_request_body(request)
     except BodyError as exc:
         return _envelope(exc.status, exc.message)
-    if not data.lstrip()[:1] == b"{":
+    if not OBJECT_START.match(data):
         # OpenHands always sends one object; anything else is not a share payload.
-        message = "the body is empty" if not data.strip() else PAYLOAD_SHAPE
+        message = "the body is empty" if BLANK.match(data) else PAYLOAD_SHAPE
         return _envelope(400, message)
     options = services.ShareOptions(
         format=_share_format(),
@@ -96,7 +99,5 @@ def share_redirect(request: HttpRequest):
     """GET /share?share_id=<id> (the link OpenHands shows) leads to the trajectory page."""
     share_id = (request.GET.get("share_id") or request.GET.get("feedback_id") or "").strip().lower()
     if not is_share_id(share_id):
-        from django.http import Http404
-
         raise Http404("no such trajectory")
     return HttpResponseRedirect(f"/t/{share_id}/")

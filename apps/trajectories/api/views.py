@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -24,8 +25,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.trajectories import selectors, services
-from apps.trajectories.api.body import BodyError, maybe_gunzip, read_request_body
+from apps.trajectories import exporters, selectors, services
+from apps.trajectories.api.body import (
+    BodyError,
+    check_declared_length,
+    maybe_gunzip,
+    read_request_body,
+)
 from apps.trajectories.api.errors import ApiError, UnsupportedMediaType
 from apps.trajectories.api.serializers import (
     DownloadQuerySerializer,
@@ -41,6 +47,7 @@ from apps.trajectories.api.serializers import (
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
+from apps.trajectories.redaction import redact_data
 
 JSON_TYPES = {
     "application/json",
@@ -294,14 +301,11 @@ class TrajectoryListView(JsonApiView):
         return Response(body, status=207 if result.errors else 201)
 
     def _read_multipart(self, request: Request) -> tuple[bytes, Any, str, str]:
-        from apps.trajectories.api.body import check_declared_length
-
+        # Refuse an announced oversized body before Django's multipart parser reads any of it.
         check_declared_length(request._request)
         upload = request.FILES.get(FILE_FIELD)
         if upload is None:
             raise ApiError(f"the upload has no '{FILE_FIELD}' field", FILE_FIELD)
-        from django.conf import settings
-
         if upload.size is not None and upload.size > settings.TRAJHUB_MAX_BODY_BYTES:
             raise BodyError("the file is over the size limit", status=413, where=FILE_FIELD)
         data = maybe_gunzip(upload.read())
@@ -465,9 +469,6 @@ class TrajectoryDownloadView(JsonApiView):
 
 
 def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
-    from apps.trajectories import exporters
-    from apps.trajectories.redaction import redact_data
-
     redact = selectors.redactor_for(trajectory, user)
     events = selectors.canonical_events(trajectory, user)
     meta = {

@@ -316,3 +316,12 @@ def test_unknown_id_for_patch_and_delete_is_404(client_as, owner):
     assert client.patch(path, {"title": "x"}, format="json").status_code == 404
     assert client.delete(path).status_code == 404
     assert client_as(None).delete(path, HTTP_X_DELETION_PASSWORD="pw").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/nothing", "/api/v1/trajectories/", "/api/v1/trajectories/a/b/c"]
+)
+def test_unrouted_api_paths_are_json_404(client, path):
+    response = client.get(path)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert response.json()["error"]["message"].startswith("no API endpoint")

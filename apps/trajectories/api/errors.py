@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -101,7 +101,3 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     status_code, body, headers = handled
     return Response(body, status=status_code, headers=headers)
 
-
-def not_found(request, *args: Any, **kwargs: Any) -> JsonResponse:
-    """JSON 404 for any path under /api/v1/ that no route matches."""
-    return JsonResponse(error_body(f"no API endpoint at {request.path}"), status=404)

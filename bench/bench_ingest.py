@@ -50,7 +50,7 @@ from apps.trajectories import demo  # noqa: E402
 
 SIZES = {
     "10kb": {"label": "10 KB", "target_bytes": 10_000, "repeat": 40},
-    "1mb": {"label": "1 MB", "target_bytes": 1_000_000, "events": 340, "repeat": 15},
+    "1mb": {"label": "1 MB", "target_bytes": 1_000_000, "events": 340, "repeat": 40},
     "20mb": {
         "label": "20 MB",
         "target_bytes": 20_000_000,
@@ -381,7 +381,7 @@ def profile(seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
-    parser.add_argument("--repeat", type=int, help="requests per size (default: 40 / 15 / 3)")
+    parser.add_argument("--repeat", type=int, help="requests per size (default: 40 / 40 / 3)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="also cProfile ingest in-process")
     parser.add_argument("--json", type=Path, help="write the raw samples here")

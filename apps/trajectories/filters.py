@@ -48,9 +48,3 @@ class TrajectoryFilter(django_filters.FilterSet):
         return queryset.order_by(
             *ORDERINGS.get(value or DEFAULT_ORDERING, ORDERINGS[DEFAULT_ORDERING])
         )
-
-    @property
-    def ordering_key(self) -> str:
-        """The validated ordering (after is_valid()), for cursor pagination."""
-        data = getattr(self, "cleaned_data", None) or self.form.cleaned_data
-        return data.get("ordering") or DEFAULT_ORDERING

@@ -116,7 +116,9 @@ def test_owner_me_lists_every_state_of_ones_own(client_as, owner, other_user):
 def test_filters_and_ordering(client_as, owner):
     small = make_trajectory(owner=owner, task="alpha task", steps=1)
     big = make_trajectory(owner=owner, task="beta task", steps=4)
-    Trajectory.objects.filter(pk=small.pk).update(polarity="positive", agent="CodeActAgent")
+    Trajectory.objects.filter(pk=small.pk).update(
+        polarity="positive", agent="CodeActAgent", model_name="claude-sonnet-4"
+    )
     client = client_as(None)
 
     def ids(query: str) -> list[str]:
@@ -126,6 +128,7 @@ def test_filters_and_ordering(client_as, owner):
 
     assert ids("polarity=positive") == [small.share_id]
     assert ids("agent=codeactagent") == [small.share_id]
+    assert ids("model=claude-sonnet-4") == [small.share_id]
     assert ids("source_format=openhands_v0") == [big.share_id, small.share_id]
     assert ids("source_format=sharegpt") == []
     assert ids("ordering=-events") == [big.share_id, small.share_id]

@@ -17,7 +17,7 @@ from django.core.files.storage import storages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from apps.trajectories.rendering import (
     Marks,
@@ -162,7 +162,7 @@ def _duration(delta: timedelta) -> str:
     return f"{secs} s"
 
 
-@require_GET
+@require_safe
 def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
     access = trajectory_access(request, share_id)
     trajectory = access.trajectory
@@ -189,7 +189,7 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
     return _private_headers(render(request, "trajectories/page.html", context), access)
 
 
-@require_GET
+@require_safe
 def trajectory_events(request: HttpRequest, share_id: str) -> HttpResponse:
     """HTML cards of the steps after `after` (for viewer.js); X-Next-After says where to go on."""
     access = trajectory_access(request, share_id)
@@ -233,7 +233,7 @@ def _fragment_or_page(
     return _private_headers(response, access)
 
 
-@require_GET
+@require_safe
 def trajectory_event_json(request: HttpRequest, share_id: str, step: str) -> HttpResponse:
     step = int(step)
     access = trajectory_access(request, share_id)
@@ -242,7 +242,7 @@ def trajectory_event_json(request: HttpRequest, share_id: str, step: str) -> Htt
     return _fragment_or_page(request, access, html, step=step, what="JSON")
 
 
-@require_GET
+@require_safe
 def trajectory_event_block(
     request: HttpRequest, share_id: str, step: str, index: str
 ) -> HttpResponse:
@@ -260,7 +260,7 @@ def trajectory_event_block(
     return _fragment_or_page(request, access, card.blocks[index].html, step=step, what="full text")
 
 
-@require_GET
+@require_safe
 def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
     """Steps whose text matches `q`: {"q", "steps": [[step, hits, type], ...], "total"} (JSON)."""
     access = trajectory_access(request, share_id)
@@ -272,7 +272,7 @@ def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
     return _private_headers(JsonResponse({"q": query, "steps": steps, "total": total}), access)
 
 
-@require_GET
+@require_safe
 def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpResponse:
     """An image the trajectory refers to, from the private "default" storage, if the caller may see it."""
     access = trajectory_access(request, share_id)

@@ -267,3 +267,28 @@ def test_a_private_trajectory_is_not_found_in_the_browser(
     assert response.status == 404
     browser_login(browser_page.context, owner)
     assert browser_page.goto(trajectory.get_absolute_url()).status == 200
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openhands_v0_eval_multi_swe_bench_output.jsonl",
+        "openhands_v1_sdk_openagentsafety_output.jsonl",
+        "sweagent_v1_marshmallow-1867_function_calling_replace.traj",
+        "sharegpt_glaive_toolcall_en_demo.json",
+    ],
+)
+def test_each_format_renders_cleanly(browser_page, real_fixture, owner, name):
+    trajectory = ingest(real_fixture(name), owner=owner, visibility="public")
+    bp, page = browser_page, browser_page.page
+    bp.goto(trajectory.get_absolute_url())
+    page.wait_for_selector("#tools:not([hidden])")
+    assert (
+        page.locator("ol#events > li").count() == min(trajectory.num_events, 100)
+        or page.locator("#events-more").count() == 1
+    )
+    bp.screenshot(f"viewer-format-{name.split('.')[0]}")
+    page.set_viewport_size(PHONE)
+    bp.screenshot(f"viewer-format-{name.split('.')[0]}-phone")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []

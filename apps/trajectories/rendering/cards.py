@@ -277,7 +277,7 @@ class CardBuilder:
             body = f'<pre class="text">{t.escape(cut.head)}</pre>'
             more = cut.total_lines
         else:
-            body = t.markdown(marked, image_base=self.ctx.image_base)
+            body = t.markdown(marked[: t.FULL_CHARS], image_base=self.ctx.image_base)
         self._add(
             "markdown",
             f'<div class="md">{body}</div>',

@@ -7,9 +7,19 @@ every public read here starts from `Trajectory.objects.public()`, the one place 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.core.cache import cache
-from django.db.models import Count, QuerySet, Sum
+from django.db import connection
+from django.db.models import (
+    Count,
+    DateTimeField,
+    ExpressionWrapper,
+    F,
+    QuerySet,
+    Sum,
+    Value,
+)
 
 from apps.trajectories.models import Trajectory
 
@@ -55,6 +65,28 @@ def public_stats() -> PublicStats:
 def public_list() -> QuerySet[Trajectory]:
     """Public trajectories, newest first, with only the columns a list row needs."""
     return Trajectory.objects.public().only(*LIST_FIELDS).order_by("-created_at", "-id")
+
+
+def sorted_after_matching(queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
+    """The same rows in the same order, sorted by expressions no b-tree index provides.
+
+    For a search with few matches PostgreSQL may otherwise walk the whole date index, testing
+    every public row against the query, because it cannot tell how rare the words are (a
+    ticket number: ~1 s over 100,000 rows). Only use it when the matches are known to be few
+    (the capped count says so): then the full-text index finds them and sorting them is cheap.
+    """
+    if connection.vendor != "postgresql":
+        return queryset
+    order = []
+    for name in queryset.query.order_by:
+        if not isinstance(name, str):
+            return queryset
+        field = name.lstrip("-")
+        output = Trajectory._meta.get_field("id" if field == "pk" else field)
+        shift = Value(timedelta(0)) if isinstance(output, DateTimeField) else Value(0)
+        expression = ExpressionWrapper(F(field) + shift, output_field=output.__class__())
+        order.append(expression.desc() if name.startswith("-") else expression.asc())
+    return queryset.order_by(*order)
 
 
 def public_latest(*, limit: int = 8) -> list[Trajectory]:

@@ -125,8 +125,12 @@ def browse(request: HttpRequest) -> HttpResponse:
     else:
         errors.update({name: " ".join(messages) for name, messages in filterset.errors.items()})
         queryset = site_selectors.public_list().none()
-    cap = SEARCH_COUNT_CAP if request.GET.get("q", "").strip() else LIST_COUNT_CAP
-    paginator = CappedPaginator(queryset, per_page, cap=cap)
+    searching = bool(request.GET.get("q", "").strip())
+    paginator = CappedPaginator(
+        queryset, per_page, cap=SEARCH_COUNT_CAP if searching else LIST_COUNT_CAP
+    )
+    if searching and not errors and paginator.count < paginator.cap:
+        paginator.object_list = site_selectors.sorted_after_matching(queryset)
     page = paginator.get_page(request.GET.get("page"))
     return render(
         request,

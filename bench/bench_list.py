@@ -1,0 +1,708 @@
+"""List and search over 100,000 public trajectories: p95 of the API (and the browse page) against
+the floor of the same SQL run straight through psycopg, in the same run.
+
+Targets (DESIGN.md): GET /api/v1/trajectories p95 <= 50 ms; search (?q=...) p95 <= 150 ms.
+
+It uses its own PostgreSQL database (trajhub_bench by default; created if missing, migrated),
+loads generated trajectories of about 20 events each with COPY (psycopg3 cursor.copy, not one
+INSERT per row) unless the right number is already there, starts a real gunicorn process on it,
+and times HTTP requests to it. The floor is the exact SQL each page ran (captured through
+Django), executed with psycopg on a warm connection: what the database alone costs.
+
+    .venv/bin/python bench/bench_list.py [--count 100000] [--events 20] [--requests 200] [--reload]
+
+Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench),
+REDIS_URL (optional: the cache the pages use; without it a local file cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/trajhub_bench"
+)
+os.environ["DATABASE_URL"] = DATABASE_URL
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("TRAJHUB_VAR_DIR", tempfile.mkdtemp(prefix="trajhub-bench-"))
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+# WhiteNoise warns about a missing STATIC_ROOT; the benchmark serves no static files.
+(Path(os.environ["TRAJHUB_VAR_DIR"]) / "static").mkdir(parents=True, exist_ok=True)
+
+import psycopg  # noqa: E402
+
+TARGETS_MS = {"list": 50.0, "search": 150.0}
+EXTRA_NOT_PUBLIC = 0.05  # private / held / pending rows mixed in, so visibility filters for real
+
+# --- Generated content ---------------------------------------------------------------------------
+
+VERBS = [
+    "Fix",
+    "Add",
+    "Refactor",
+    "Speed up",
+    "Document",
+    "Test",
+    "Remove",
+    "Upgrade",
+    "Debug",
+    "Implement",
+    "Migrate",
+    "Rename",
+    "Split",
+    "Cache",
+    "Validate",
+]
+THINGS = [
+    "pagination",
+    "login flow",
+    "CSV export",
+    "date parsing",
+    "retry logic",
+    "rate limiter",
+    "search index",
+    "upload form",
+    "email templates",
+    "webhook handler",
+    "CLI flags",
+    "config loader",
+    "timezone handling",
+    "unit tests",
+    "Dockerfile",
+    "CI pipeline",
+    "database migration",
+    "JSON schema",
+    "error messages",
+    "logging",
+    "cache layer",
+    "payment callback",
+    "image resizing",
+    "i18n strings",
+    "API client",
+    "websocket reconnect",
+]
+PROJECTS = [
+    "acme-api",
+    "webshop-frontend",
+    "ledger-service",
+    "tiny-http",
+    "md2site",
+    "issue-tracker",
+    "weather-notebooks",
+    "django-polls",
+    "marshmallow",
+    "requests-lite",
+    "astro-blog",
+    "kube-operator",
+    "data-pipeline",
+    "chat-server",
+    "pdf-tools",
+]
+AGENTS = ["CodeActAgent", "BrowsingAgent", "SWE-agent", "LocAgent", "VisualBrowsingAgent"]
+MODELS = [
+    "claude-sonnet-4-20250514",
+    "gpt-4o-2024-08-06",
+    "o3-mini-2025-01-31",
+    "gemini-2.5-pro",
+    "deepseek-chat",
+    "Qwen/Qwen2.5-Coder-32B-Instruct",
+    "gpt-4.1-2025-04-14",
+]
+FORMATS = [
+    "openhands_share",
+    "openhands_v0",
+    "openhands_eval",
+    "sweagent",
+    "sharegpt",
+    "openai_messages",
+]
+MODULES = [
+    f"{a}_{b}"
+    for a in (
+        "user",
+        "order",
+        "invoice",
+        "report",
+        "session",
+        "token",
+        "cart",
+        "search",
+        "upload",
+        "export",
+        "audit",
+        "queue",
+        "mail",
+        "page",
+        "price",
+        "stock",
+        "ticket",
+        "event",
+        "metric",
+        "config",
+    )
+    for b in (
+        "views",
+        "models",
+        "utils",
+        "service",
+        "tasks",
+        "api",
+        "forms",
+        "parser",
+        "client",
+        "cache",
+        "schema",
+        "helpers",
+        "store",
+        "handlers",
+        "jobs",
+    )
+]
+ERRORS = [
+    "AssertionError",
+    "KeyError",
+    "TypeError",
+    "ValueError",
+    "IntegrityError",
+    "TimeoutError",
+    "ImportError",
+    "AttributeError",
+    "ZeroDivisionError",
+    "PermissionError",
+]
+
+
+def event_texts(module: str, ticket: int, length: int) -> list[tuple[str, str, str, str]]:
+    """`length` (source, kind, type, text) steps of a plausible coding session (at most 20)."""
+    error = ERRORS[ticket % len(ERRORS)]
+    test = f"tests/test_{module}.py"
+    steps = [
+        (
+            "user",
+            "message",
+            "message",
+            f"Please fix issue #{ticket}: {module} raises {error} when the input is empty.",
+        ),
+        ("agent", "action", "run", f"ls -la src/ && grep -rn '{module}' src/ | head -20"),
+        (
+            "environment",
+            "observation",
+            "run",
+            f"src/{module}.py:41: def handle(request):\nsrc/{module}.py:88:     return render(data)",
+        ),
+        ("agent", "action", "read", f"src/{module}.py"),
+        (
+            "environment",
+            "observation",
+            "read",
+            f"def handle(request):\n    data = parse(request.body)\n    return data['items'][0]  # {module}",
+        ),
+        (
+            "agent",
+            "action",
+            "think",
+            f"The {error} comes from indexing an empty list in {module}; guard it and add a test.",
+        ),
+        ("agent", "action", "run", f"python -m pytest {test} -q"),
+        (
+            "environment",
+            "observation",
+            "run",
+            f"F.. [100%]\nFAILED {test}::test_empty_input - {error}\n1 failed, 2 passed in 0.41s",
+        ),
+        (
+            "agent",
+            "action",
+            "edit",
+            f"--- a/src/{module}.py\n+++ b/src/{module}.py\n-    return data['items'][0]\n"
+            f"+    items = data.get('items') or []\n+    return items[0] if items else None",
+        ),
+        ("environment", "observation", "edit", f"The file src/{module}.py has been edited."),
+        (
+            "agent",
+            "action",
+            "edit",
+            f"def test_empty_input():\n    assert handle(make_request(b'{{}}')) is None  # #{ticket}",
+        ),
+        ("environment", "observation", "edit", f"The file {test} has been edited."),
+        ("agent", "action", "run", f"python -m pytest {test} -q"),
+        ("environment", "observation", "run", "... [100%]\n3 passed in 0.38s"),
+        ("agent", "action", "run", "git diff --stat && ruff check src/"),
+        (
+            "environment",
+            "observation",
+            "run",
+            f" src/{module}.py | 3 ++-\n {test} | 4 ++++\n 2 files changed\nAll checks passed!",
+        ),
+        ("agent", "action", "browse", f"https://docs.example.org/{module}#empty-input"),
+        (
+            "environment",
+            "observation",
+            "browse",
+            f"Handling empty input in {module}: return None rather than raising {error}.",
+        ),
+        (
+            "agent",
+            "action",
+            "finish",
+            f"Fixed #{ticket}: {module} now returns None for empty input; added a regression test.",
+        ),
+        ("user", "message", "message", "Thanks, looks good."),
+    ]
+    return steps[:length]
+
+
+# --- Database --------------------------------------------------------------------------------------
+
+
+def admin_url(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    return urlunsplit(parts._replace(path="/postgres")), name
+
+
+def ensure_database() -> None:
+    url, name = admin_url(DATABASE_URL)
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            print(f"creating database {name}")
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def migrate() -> None:
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def not_null_columns(conn, table: str) -> dict[str, str]:
+    """NOT NULL columns without a database default, and their types (Django sets defaults in
+    Python, so COPY must give every one of them a value)."""
+    rows = conn.execute(
+        """SELECT column_name, data_type FROM information_schema.columns
+           WHERE table_name = %s AND is_nullable = 'NO' AND column_default IS NULL""",
+        [table],
+    ).fetchall()
+    return dict(rows)
+
+
+def quoted(columns: list[str]) -> list[str]:
+    return [f'"{column}"' for column in columns]
+
+
+def zero_of(data_type: str):
+    if data_type in ("jsonb", "json"):
+        return "{}"
+    if data_type in ("integer", "bigint", "smallint", "double precision", "numeric", "real"):
+        return 0
+    if data_type == "boolean":
+        return False
+    return ""
+
+
+def load(count: int, events_per: int, seed: int = 7) -> None:
+    """Empty the trajectory tables and load `count` public trajectories (+5 % not public)."""
+    rng = random.Random(seed)
+    total = count + int(count * EXTRA_NOT_PUBLIC)
+    now = datetime.now(UTC)
+    with psycopg.connect(DATABASE_URL) as conn:
+        conn.execute(
+            "TRUNCATE trajectories_event, trajectories_trajectoryimage, "
+            "trajectories_trajectory RESTART IDENTITY CASCADE"
+        )
+        known = {
+            "id",
+            "share_id",
+            "title",
+            "source_format",
+            "agent",
+            "model_name",
+            "agent_version",
+            "polarity",
+            "feedback_text",
+            "visibility",
+            "review_state",
+            "license",
+            "num_events",
+            "num_bytes",
+            "search_text",
+            "created_at",
+            "updated_at",
+            "published_at",
+        }
+        extra = {
+            k: v
+            for k, v in not_null_columns(conn, "trajectories_trajectory").items()
+            if k not in known
+        }
+        columns = sorted(known) + sorted(extra)
+        event_columns = [
+            "trajectory_id",
+            "position",
+            "original_id",
+            "timestamp",
+            "source",
+            "kind",
+            "type",
+            "cause",
+            "text",
+            "data",
+        ]
+        event_extra = {
+            k: v
+            for k, v in not_null_columns(conn, "trajectories_event").items()
+            if k not in event_columns and k != "id"
+        }
+        event_columns += sorted(event_extra)
+        started = time.perf_counter()
+        events_total = 0
+        # Events are written in a second COPY (one COPY at a time per connection, and the
+        # foreign key needs the trajectories first); keep only what regenerates them.
+        plan: list[tuple[int, str, int, int, datetime]] = []
+        with conn.cursor() as cur:
+            with cur.copy(
+                f"COPY trajectories_trajectory ({', '.join(quoted(columns))}) FROM STDIN"
+            ) as copy_t:
+                for pk in range(1, total + 1):
+                    public = pk <= count
+                    module = rng.choice(MODULES)
+                    ticket = rng.randint(1000, 99999)
+                    length = max(4, min(events_per, round(rng.gauss(events_per, 3))))
+                    steps = event_texts(module, ticket, length)
+                    title = f"{rng.choice(VERBS)} {rng.choice(THINGS)} in {rng.choice(PROJECTS)}"
+                    created = now - timedelta(seconds=rng.randint(0, 365 * 24 * 3600))
+                    search_text = "\n".join([title, *(text for *_, text in steps)])
+                    values = {
+                        "id": pk,
+                        "share_id": rng.getrandbits(256).to_bytes(32, "big").hex(),
+                        "title": title,
+                        "source_format": rng.choice(FORMATS),
+                        "agent": rng.choice(AGENTS),
+                        "model_name": rng.choice(MODELS),
+                        "agent_version": f"0.{rng.randint(30, 60)}.{rng.randint(0, 3)}",
+                        "polarity": rng.choice(["positive", "negative", "none", "none"]),
+                        "feedback_text": rng.choice(
+                            [
+                                "",
+                                "",
+                                "Worked first time.",
+                                "Went in circles before finding the bug.",
+                            ]
+                        ),
+                        "visibility": "public" if public else rng.choice(["private", "public"]),
+                        "review_state": "approved"
+                        if public
+                        else rng.choice(["pending", "held", "rejected", "hidden"]),
+                        "license": "MIT" if public else "",
+                        "num_events": len(steps),
+                        "num_bytes": len(search_text) * 3,
+                        "search_text": search_text,
+                        "created_at": created,
+                        "updated_at": created,
+                        "published_at": created if public else None,
+                    }
+                    values.update({k: zero_of(t) for k, t in extra.items()})
+                    copy_t.write_row([values[c] for c in columns])
+                    plan.append((pk, module, ticket, len(steps), created))
+            print(f"  trajectories copied ({total:,}) in {time.perf_counter() - started:.1f}s")
+            started_events = time.perf_counter()
+            extra_values = [zero_of(t) for _, t in sorted(event_extra.items())]
+            with cur.copy(
+                f"COPY trajectories_event ({', '.join(quoted(event_columns))}) FROM STDIN"
+            ) as copy_e:
+                for pk, module, ticket, length, created in plan:
+                    for position, (source, kind, type_, text) in enumerate(
+                        event_texts(module, ticket, length)
+                    ):
+                        copy_e.write_row(
+                            [
+                                pk,
+                                position,
+                                str(position + 1),
+                                created + timedelta(seconds=position),
+                                source,
+                                kind,
+                                type_,
+                                str(position) if kind == "observation" else "",
+                                text,
+                                json.dumps({"content": text[:80]}),
+                                *extra_values,
+                            ]
+                        )
+                    events_total += length
+            print(
+                f"  events copied ({events_total:,}) in {time.perf_counter() - started_events:.1f}s"
+            )
+            cur.execute(
+                "SELECT setval(pg_get_serial_sequence('trajectories_trajectory', 'id'), %s)",
+                [total],
+            )
+            started_vector = time.perf_counter()
+            # The same vector the ingest service writes (title weight A, text weight B).
+            cur.execute(
+                """UPDATE trajectories_trajectory SET search_vector =
+                     setweight(to_tsvector('english'::regconfig, COALESCE(title, '')), 'A') ||
+                     setweight(to_tsvector('english'::regconfig, COALESCE(search_text, '')), 'B')"""
+            )
+            print(f"  search vectors in {time.perf_counter() - started_vector:.1f}s")
+        conn.commit()
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE trajectories_trajectory")
+        conn.execute("VACUUM ANALYZE trajectories_event")
+
+
+def loaded_count() -> int:
+    with psycopg.connect(DATABASE_URL) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM trajectories_trajectory "
+            "WHERE visibility = 'public' AND review_state = 'approved'"
+        ).fetchone()[0]
+
+
+# --- Measuring ---------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(port: int) -> subprocess.Popen:
+    env = {**os.environ, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "gunicorn"),
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "1",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    import requests
+
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            requests.get(f"http://127.0.0.1:{port}/api/v1/trajectories?limit=1", timeout=5)
+            return process
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("gunicorn did not start")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+def time_http(session, base: str, paths: list[str], requests_count: int) -> list[float]:
+    timings = []
+    for i in range(requests_count):
+        path = paths[i % len(paths)]
+        started = time.perf_counter()
+        response = session.get(base + path, timeout=30)
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status_code != 200:
+            raise SystemExit(f"{path}: HTTP {response.status_code} {response.text[:300]}")
+        timings.append(elapsed)
+    return timings
+
+
+def captured_sql(paths: list[str]) -> dict[str, list[str]]:
+    """The SQL each path runs, as Django sent it (parameters inlined by the driver)."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    result = {}
+    for path in paths:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(path)
+        assert response.status_code == 200, (path, response.status_code)
+        result[path] = [
+            query["sql"]
+            for query in queries.captured_queries
+            if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))
+        ]
+    return result
+
+
+def time_floor(
+    sql_by_path: dict[str, list[str]], paths: list[str], requests_count: int
+) -> list[float]:
+    timings = []
+    with psycopg.connect(DATABASE_URL) as conn:
+        for i in range(requests_count):
+            statements = sql_by_path[paths[i % len(paths)]]
+            started = time.perf_counter()
+            for sql in statements:
+                conn.execute(sql).fetchall()
+            timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def scenarios(rng: random.Random, session, base: str) -> dict[str, tuple[str, list[str]]]:
+    """name -> (target kind, request paths). Cursor pages are followed from the first page."""
+    api = "/api/v1/trajectories"
+    pages = [f"{api}?limit=50"]
+    url = base + pages[0]
+    for _ in range(5):
+        url = session.get(url, timeout=30).json().get("next")
+        if not url:
+            break
+        parts = urlsplit(url)
+        pages.append(f"{parts.path}?{parts.query}")
+    words_common = ["pytest", "passed", "empty input", "edit"]
+    words_medium = rng.sample(MODULES, 8)
+    words_rare = [str(rng.randint(1000, 99999)) for _ in range(4)] + ["zebra crossing"]
+    searches = [quote(w) for w in words_common + words_medium + words_rare]
+    words_common, words_medium, words_rare = (
+        [quote(w) for w in words] for words in (words_common, words_medium, words_rare)
+    )
+    return {
+        "API list, first page": ("list", [f"{api}?limit=50"]),
+        "API list, cursor pages 2-6": ("list", pages[1:] or pages),
+        "API list, filtered (agent/model/polarity)": (
+            "list",
+            [
+                f"{api}?agent={rng.choice(AGENTS)}&limit=50",
+                f"{api}?model={rng.choice(MODELS)}&polarity=positive&limit=50",
+                f"{api}?source_format=sweagent&ordering=-events&limit=50",
+            ],
+        ),
+        "API search, common words": ("search", [f"{api}?q={w}&limit=50" for w in words_common]),
+        "API search, module names": ("search", [f"{api}?q={w}&limit=50" for w in words_medium]),
+        "API search, rare / no match": ("search", [f"{api}?q={w}&limit=50" for w in words_rare]),
+        "API search + filter": (
+            "search",
+            [f"{api}?q={w}&agent={rng.choice(AGENTS)}&limit=50" for w in searches[:6]],
+        ),
+        "/browse/ (page 1 and 40)": ("list", ["/browse/", "/browse/?page=40"]),
+        "/browse/ filtered": ("list", [
+            f"/browse/?agent={rng.choice(AGENTS)}",
+            f"/browse/?model={quote(rng.choice(MODELS))}&polarity=negative",
+            "/browse/?source_format=sweagent&ordering=-events",
+        ]),
+        "/browse/?q= (all searches)": ("search", [f"/browse/?q={w}" for w in searches]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=20)
+    parser.add_argument("--requests", type=int, default=200, help="requests per scenario")
+    parser.add_argument("--reload", action="store_true", help="reload even if the count matches")
+    args = parser.parse_args()
+
+    ensure_database()
+    migrate()
+    if args.reload or loaded_count() != args.count:
+        print(f"loading {args.count:,} public trajectories of ~{args.events} events with COPY ...")
+        started = time.perf_counter()
+        load(args.count, args.events)
+        print(f"loaded in {time.perf_counter() - started:.1f}s")
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        # Fresh statistics, also for expression indexes a migration may just have added.
+        conn.execute("ANALYZE trajectories_trajectory")
+    print(f"{loaded_count():,} public trajectories in {DATABASE_URL.rsplit('/', 1)[-1]}")
+
+    import requests
+
+    port = free_port()
+    server = start_server(port)
+    base = f"http://127.0.0.1:{port}"
+    rng = random.Random(11)
+    results = []
+    try:
+        session = requests.Session()
+        plan = scenarios(rng, session, base)
+        for name, (kind, paths) in plan.items():
+            time_http(session, base, paths, min(20, args.requests))  # warm up
+            http = time_http(session, base, paths, args.requests)
+            sql = captured_sql(paths)
+            floor = time_floor(sql, paths, args.requests)
+            results.append(
+                {
+                    "scenario": name,
+                    "kind": kind,
+                    "queries": max(len(v) for v in sql.values()),
+                    "p50_ms": statistics.median(http),
+                    "p95_ms": percentile(http, 95),
+                    "max_ms": max(http),
+                    "floor_p50_ms": statistics.median(floor),
+                    "floor_p95_ms": percentile(floor, 95),
+                    "target_p95_ms": TARGETS_MS[kind] if name.startswith("API") else None,
+                }
+            )
+    finally:
+        server.terminate()
+        server.wait(10)
+
+    print(
+        f"\n{'scenario':44} {'queries':>7} {'p50':>8} {'p95':>8} {'max':>8} "
+        f"{'floor p50':>10} {'floor p95':>10} {'target':>8}"
+    )
+    ok = True
+    for row in results:
+        target = row["target_p95_ms"]
+        verdict = ""
+        if target is not None:
+            passed = row["p95_ms"] <= target
+            ok &= passed
+            verdict = f"<= {target:.0f} {'ok' if passed else 'MISSED'}"
+        print(
+            f"{row['scenario']:44} {row['queries']:>7} {row['p50_ms']:>6.1f}ms "
+            f"{row['p95_ms']:>6.1f}ms {row['max_ms']:>6.1f}ms {row['floor_p50_ms']:>8.1f}ms "
+            f"{row['floor_p95_ms']:>8.1f}ms {verdict}"
+        )
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    (out / f"list-{stamp}.json").write_text(
+        json.dumps(
+            {
+                "count": args.count,
+                "events": args.events,
+                "requests": args.requests,
+                "results": results,
+            },
+            indent=2,
+        )
+    )
+    print(
+        "\nHTTP times are measured by the client (gunicorn, 1 sync worker, keep-alive off); "
+        "the floor is the same SQL through psycopg."
+    )
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

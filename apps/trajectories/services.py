@@ -576,7 +576,15 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
             email_checked = True
         try:
             stored.append(
-                _store_one(canonical=canonical, raw=raw, user=user, email=email, options=options)
+                _store_one(
+                    canonical=canonical,
+                    raw=raw,
+                    user=user,
+                    email=email,
+                    options=options,
+                    # Records of one upload are distinct entries, never updates of each other.
+                    exclude=[item.trajectory.pk for item in stored],
+                )
             )
             del canonical, raw
         except FormatError as exc:
@@ -709,6 +717,7 @@ def _store_one(
     user: User | None,
     email: str,
     options: ShareOptions,
+    exclude: list[int] | None = None,
 ) -> StoredTrajectory:
     written = _WrittenFiles()
     try:
@@ -722,6 +731,7 @@ def _store_one(
                 email=email,
                 options=options,
                 written=written,
+                exclude=exclude or [],
             )
     except BaseException:
         written.cleanup()
@@ -738,15 +748,20 @@ def _store_in_transaction(
     email: str,
     options: ShareOptions,
     written: _WrittenFiles,
+    exclude: list[int],
 ) -> StoredTrajectory:
     scope_qs, scope_key = _scope(user, email)
+    if scope_qs is not None and exclude:
+        scope_qs = scope_qs.exclude(pk__in=exclude)
     session_id = options.session_id or canonical.session_id[:200]
     existing, how = None, ""
     if scope_qs is not None:
         _advisory_lock(f"{scope_key}|{session_id or prepared.head}")
         existing, how = _find_same_session(scope_qs, session_id, prepared)
         if existing is not None:
-            existing = Trajectory.objects.select_for_update().get(pk=existing.pk)
+            existing = Trajectory.objects.select_for_update().filter(pk=existing.pk).first()
+            if existing is None:  # deleted meanwhile: this share starts afresh
+                how = ""
 
     public = options.visibility == Visibility.PUBLIC or canonical.permissions == "public"
     agreed = options.license_agreed or canonical.permissions == "public"

@@ -99,7 +99,9 @@ def test_file_raw_copy_is_byte_exact_and_compressed(real_fixture, private_storag
     trajectory = ingest_one(data, user=owner, filename="basic.json")
     assert raw_of(trajectory) == data
     stored = (private_storage / trajectory.raw_path).read_bytes()
-    assert stored != data and zstandard.ZstdDecompressor().decompressobj().decompress(stored) == data
+    assert (
+        stored != data and zstandard.ZstdDecompressor().decompressobj().decompress(stored) == data
+    )
     assert trajectory.num_bytes == len(data)
     assert trajectory.raw_filename == "basic.json"
     assert trajectory.owner == owner and trajectory.deletion_password_hashes == []
@@ -160,6 +162,15 @@ def test_same_image_in_two_trajectories_is_one_file(private_storage):
     assert TrajectoryImage.objects.filter(trajectory__in=[a, b]).count() == 2
     image_files = [f for f in storage_files(private_storage) if f.startswith("images/")]
     assert len(image_files) == 1
+
+
+def test_records_of_one_file_never_merge_even_when_one_extends_another(owner):
+    short, long = v0_events(1), v0_events(3)
+    result = ingest(dumps(short) + b"\n" + dumps(long) + b"\n", user=owner)
+    assert len({item.trajectory.pk for item in result.stored}) == 2
+    # ... while a later upload of the longer one does update the stored shorter one.
+    again = ingest(v0_events(3), user=owner).stored[0]
+    assert again.trajectory.pk == result.stored[1].trajectory.pk and not again.created
 
 
 def test_json_lines_store_each_valid_line_and_report_the_others(private_storage, owner):
@@ -457,3 +468,41 @@ def test_anonymous_shares_are_rate_limited_per_address_and_per_email(settings):
         ingest(share_payload(v0_events(1, task=f"e{index}"), email="x@example.org"), client_ip=ip)
     with pytest.raises(RateLimited):
         ingest(share_payload(v0_events(1, task="f"), email="x@example.org"), client_ip="10.0.1.3")
+
+
+def test_an_array_of_conversations_stores_each_with_its_own_raw_copy(owner):
+    conversations = [
+        {
+            "conversations": [
+                {"from": "human", "value": f"question {n}"},
+                {"from": "gpt", "value": "ok"},
+            ]
+        }
+        for n in range(3)
+    ]
+    result = ingest(conversations, user=owner)
+    assert result.errors == [] and len(result.stored) == 3
+    for stored, conversation in zip(result.stored, conversations, strict=True):
+        assert orjson.loads(raw_of(stored.trajectory)) == conversation
+        assert stored.trajectory.source_format == "sharegpt"
+        assert stored.trajectory.num_events == 2
+
+
+def test_every_real_fixture_is_stored_as_the_importers_read_it(real_fixture, fixtures_dir, owner):
+    from apps.trajectories.importers import parse
+
+    for path in sorted((fixtures_dir / "real").iterdir()):
+        if path.name == "MANIFEST.txt":
+            continue
+        data = path.read_bytes()
+        expected = parse(data)
+        before = Trajectory.objects.count()
+        result = trajectory_ingest(data=data, user=owner, options=ShareOptions(filename=path.name))
+        assert len(result.errors) == len(expected.errors), path.name
+        counts = [len(t.events) for t in expected.trajectories]
+        stored = [s.trajectory for s in result.stored]
+        # Each record is its own trajectory: records of one file never update each other.
+        assert Trajectory.objects.count() - before == len(stored) == len(counts), path.name
+        assert [t.num_events for t in stored] == counts, path.name
+        for trajectory in stored:
+            assert Event.objects.filter(trajectory=trajectory).count() == trajectory.num_events

@@ -18,7 +18,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
+from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -137,7 +137,7 @@ class JsonApiView(APIView):
 class TrajectoryListView(JsonApiView):
     """GET: public trajectories (or ?owner=me: the caller's own). POST: share trajectories."""
 
-    parser_classes = [RawJsonParser, MultiPartParser, FormParser]
+    parser_classes = [RawJsonParser, MultiPartParser]
     ordering_key = DEFAULT_ORDERING
 
     @extend_schema(

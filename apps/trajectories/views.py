@@ -9,7 +9,9 @@ def _is_api(request) -> bool:
 
 def page_not_found(request, exception=None):
     if _is_api(request):
-        return JsonResponse({"error": {"message": f"no API endpoint at {request.path}"}}, status=404)
+        return JsonResponse(
+            {"error": {"message": f"no API endpoint at {request.path}"}}, status=404
+        )
     return render(request, "404.html", status=404)
 
 

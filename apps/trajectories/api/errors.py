@@ -100,4 +100,3 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return None  # a real bug: Django's 500 handling (logged) takes over
     status_code, body, headers = handled
     return Response(body, status=status_code, headers=headers)
-

@@ -23,6 +23,7 @@ from django.utils import timezone
 from apps.moderation import scanners
 from apps.moderation.models import AuditAction, AuditEntry, Finding, FindingCategory
 from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
+from apps.trajectories.services import trajectory_search_refresh
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -233,6 +234,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
     except Trajectory.DoesNotExist:
         return ScanResult(trajectory_id=pk, review_state="", stale=True)
     snapshot = {name: getattr(trajectory, name) for name in _SNAPSHOT_FIELDS}
+    previous_redactions = dict(trajectory.redactions or {})
     scanner = scanner_from_settings()
     found = _find(scanner, trajectory)
     counts = dict(Counter(located.detection.kind for located in found))
@@ -300,6 +302,9 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         if not changed:
             Trajectory.objects.filter(pk=pk).update(redactions=redactions)
     trajectory.refresh_from_db(fields=["review_state", "redactions", "published_at"])
+    if trajectory.redactions != previous_redactions:
+        # Search must never find a trajectory by what its redactions hide.
+        trajectory_search_refresh(trajectory=trajectory)
     return ScanResult(
         trajectory_id=pk,
         review_state=state,

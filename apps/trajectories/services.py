@@ -32,7 +32,13 @@ from django.core.validators import validate_email
 from django.db import DataError, connection, transaction
 from django.db.models import Exists, OuterRef
 
-from apps.trajectories.importers import FormatError, Limits, decode_json, parse_document
+from apps.trajectories.importers import (
+    FormatError,
+    Limits,
+    decode_json,
+    parse_document,
+    split_lines,
+)
 from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory
 from apps.trajectories.models import (
     Event,
@@ -554,7 +560,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
         # should not hold the parsed JSON, a re-serialised copy and the compressed one together.
         if lines:
             if text_lines is None:
-                text_lines = data.decode("utf-8").removeprefix("\ufeff").splitlines()
+                text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
             number, record = value[index]
             value[index] = None
             raw = _compress_raw([text_lines[number - 1].encode("utf-8")])
@@ -792,6 +798,8 @@ def _store_in_transaction(
         fields = {k: v for k, v in fields.items() if k in ("visibility", "polarity", "license")}
         if options.feedback_text or canonical.feedback_text:
             fields["feedback_text"] = options.feedback_text or canonical.feedback_text
+        if _needs_rescan(trajectory, fields):
+            fields["review_state"] = ReviewState.PENDING
         for name, value in fields.items():
             setattr(trajectory, name, value)
         if password:
@@ -1062,10 +1070,37 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
         )
         changed.append("feedback_text")
     if changed:
+        rescan = _needs_rescan(trajectory, {name: getattr(trajectory, name) for name in changed})
+        if rescan:
+            trajectory.review_state = ReviewState.PENDING
+            changed.append("review_state")
         trajectory.save(update_fields=[*changed, "updated_at"])
         if "title" in changed:
             trajectory_search_refresh(trajectory=trajectory)
+        if rescan:
+            _on_commit_stored(trajectory.pk, created=False)
     return trajectory
+
+
+def _needs_rescan(trajectory: Trajectory, fields: dict[str, Any]) -> bool:
+    """Whether a change must go back through the scan before anyone else sees it.
+
+    New text (title, feedback) has not been scanned; a trajectory made public under
+    pre-moderation must be held. Rejected and hidden ones stay as the moderator left them.
+    """
+    if trajectory.review_state in (ReviewState.REJECTED, ReviewState.HIDDEN, ReviewState.PENDING):
+        return False
+    stored = Trajectory.objects.filter(pk=trajectory.pk).values(
+        "title", "feedback_text", "visibility"
+    ).first() or {}
+    for name in ("title", "feedback_text"):
+        if name in fields and fields[name] != stored.get(name):
+            return True
+    made_public = (
+        fields.get("visibility") == Visibility.PUBLIC
+        and stored.get("visibility") != Visibility.PUBLIC
+    )
+    return made_public and bool(settings.TRAJHUB_PREMODERATION)
 
 
 @transaction.atomic

@@ -43,12 +43,28 @@ def test_search_finds_titles_and_event_text_of_public_trajectories_only(owner):
     assert other.search_text.startswith("Plot the quarterly revenue")
 
 
-def test_renaming_updates_search(owner):
+def test_renaming_updates_search(owner, django_capture_on_commit_callbacks):
     from apps.trajectories.services import trajectory_update
 
     trajectory = make_trajectory(owner=owner, task="alpha")
-    trajectory_update(trajectory=trajectory, title="Zebra crossing")
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_update(trajectory=trajectory, title="Zebra crossing")
+    # A new title is unscanned text: hidden until the scan (run on commit) approves it again.
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "approved"
     assert search("zebra") == ["Zebra crossing"]
+
+
+def test_a_renamed_title_is_scanned_before_it_is_public(owner, django_capture_on_commit_callbacks):
+    from apps.trajectories.services import trajectory_update
+
+    trajectory = make_trajectory(owner=owner, task="alpha")
+    secret = "ghp_" + "Zq8rT2xLm4Vb7Nc1Kd9Pf3Hs6Jw0Ya5Ue8Io"
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_update(trajectory=trajectory, title=f"token {secret}")
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "held"
+    assert search("token") == []
 
 
 def test_search_uses_the_gin_index_on_postgresql(owner):
@@ -79,3 +95,18 @@ def test_search_never_finds_a_trajectory_by_what_its_redactions_hide(owner):
     assert search("quarterly") == ["mail alice@corp.example the quarterly report"]
     trajectory.refresh_from_db()
     assert "alice@corp.example" not in trajectory.search_text
+
+
+def test_search_never_finds_what_the_scan_redacted(owner, django_capture_on_commit_callbacks):
+    from tests.ingest_helpers import ingest_one
+
+    events = v0_events(1, task="Email the report")
+    events[2]["content"] = "sent to jane.roe@corp-mail.io from the build box"
+    with django_capture_on_commit_callbacks(execute=True):  # the scan runs on commit
+        trajectory = ingest_one(events, user=owner, visibility="public", license_agreed=True)
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "approved"
+    assert "jane.roe@corp-mail.io" in trajectory.redactions
+    assert search("report") == ["Email the report"]
+    assert search("jane.roe@corp-mail.io") == []
+    assert "jane.roe" not in trajectory.search_text

@@ -52,22 +52,23 @@ def test_patching_a_private_trajectory_one_cannot_see_is_404(client_as, callers,
     assert response.status_code == 404
 
 
-def test_owner_makes_public_with_the_licence(client_as, owner):
+def test_owner_makes_public_with_the_licence(client_as, owner, django_capture_on_commit_callbacks):
     trajectory = make_trajectory(owner=owner, visibility="private", review_state="approved")
     client = client_as(owner)
     path = f"{URL}/{trajectory.share_id}"
     refused = client.patch(path, {"visibility": "public"}, format="json")
     assert refused.status_code == 400 and refused.json()["error"]["where"] == "license_agreed"
-    response = client.patch(
-        path,
-        {
-            "visibility": "public",
-            "license_agreed": True,
-            "polarity": "positive",
-            "feedback_text": "ok",
-        },
-        format="json",
-    )
+    with django_capture_on_commit_callbacks(execute=True):  # new feedback text is rescanned
+        response = client.patch(
+            path,
+            {
+                "visibility": "public",
+                "license_agreed": True,
+                "polarity": "positive",
+                "feedback_text": "ok",
+            },
+            format="json",
+        )
     assert response.status_code == 200, response.json()
     body = response.json()
     assert (body["visibility"], body["license"], body["polarity"], body["feedback_text"]) == (

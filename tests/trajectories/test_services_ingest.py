@@ -506,3 +506,23 @@ def test_every_real_fixture_is_stored_as_the_importers_read_it(real_fixture, fix
         assert [t.num_events for t in stored] == counts, path.name
         for trajectory in stored:
             assert Event.objects.filter(trajectory=trajectory).count() == trajectory.num_events
+
+
+def test_a_reshare_with_new_feedback_text_is_scanned_again(owner, django_capture_on_commit_callbacks):
+    """Sharing the same session again with only new feedback must not skip the scan."""
+    from tests.ingest_helpers import ingest_one, v0_events
+
+    events = v0_events(2, task="tidy the logs")
+    with django_capture_on_commit_callbacks(execute=True):
+        first = ingest_one(events, user=owner, visibility="public", license_agreed=True)
+    first.refresh_from_db()
+    assert first.review_state == "approved"
+    secret = "ghp_" + "Zq8rT2xLm4Vb7Nc1Kd9Pf3Hs6Jw0Ya5Ue8Io"
+    with django_capture_on_commit_callbacks(execute=True):
+        again = ingest_one(
+            events, user=owner, visibility="public", license_agreed=True, feedback_text=secret
+        )
+    assert again.pk == first.pk
+    again.refresh_from_db()
+    assert again.feedback_text == secret
+    assert again.review_state == "held"

@@ -4,10 +4,9 @@ import os
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
-
-from django.conf import settings
 
 FIXTURES_DIR = Path(
     os.environ.get("TRAJHUB_FIXTURES_DIR", settings.BASE_DIR.parent / "shared" / "fixtures")

@@ -42,11 +42,12 @@ class Access:
 
     @property
     def can_download(self) -> bool:
-        return self.trajectory.is_public or self.is_owner or self.is_moderator
+        return self.trajectory.is_public or self.can_download_original
 
     @property
     def can_download_original(self) -> bool:
-        return self.is_owner or self.is_moderator
+        # The password holder of an anonymous share is its contributor: the upload is theirs.
+        return self.is_owner or self.is_moderator or self.is_holder
 
 
 def unlocked_share_ids(request: HttpRequest) -> list[str]:

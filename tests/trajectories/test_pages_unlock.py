@@ -149,3 +149,24 @@ def test_forms_are_csrf_protected(anonymous_share):
         == 403
     )
     assert Trajectory.objects.filter(pk=trajectory.pk).exists()
+
+
+def test_the_unlocked_holder_can_download_what_the_page_offers(
+    client, anonymous_share, real_fixture
+):
+    trajectory, password = anonymous_share
+    url = f"/api/v1/trajectories/{trajectory.share_id}/download"
+    # Before unlocking, the private share does not exist for this browser.
+    assert client.get(url, {"format": "original"}).status_code == 404
+    client.post(f"/t/{trajectory.share_id}/unlock", {"password": password})
+
+    page = client.get(f"/t/{trajectory.share_id}/").content.decode()
+    assert "download?format=original" in page and "download?format=openai" in page
+    original = client.get(url, {"format": "original"})
+    assert original.status_code == 200
+    assert original.content == real_fixture("openhands_v0_basic_interactions.json")
+    assert client.get(url, {"format": "openai"}).json()["messages"]
+    # Another browser without the password still gets nothing.
+    from django.test import Client
+
+    assert Client().get(url, {"format": "openhands"}).status_code == 404

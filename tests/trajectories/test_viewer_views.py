@@ -132,8 +132,14 @@ def test_anonymous_share_is_open_to_the_holder_who_unlocked_it(made, other_user)
     assert f"/t/{trajectory.share_id}/unlock" in page  # the way to delete it
     # The contributor sees what they sent, redactions marked, like an owner.
     assert '<mark class="redaction">tracker</mark>' in page
-    # The download API goes by account, so no button that would answer 404.
-    assert "/download?format=" not in page and "Downloads open once" in page
+    # The download API honours the same unlock, so the holder gets the buttons.
+    assert "/download?format=original" in page
+    assert (
+        holder.get(
+            f"/api/v1/trajectories/{trajectory.share_id}/download?format=original"
+        ).status_code
+        == 200
+    )
     # Once an account claims it, the old unlock no longer opens it.
     Trajectory.objects.filter(pk=trajectory.pk).update(owner=other_user)
     assert holder.get(trajectory.get_absolute_url()).status_code == 404

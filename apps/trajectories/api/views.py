@@ -48,6 +48,7 @@ from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFil
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redact_data
+from apps.trajectories.selectors_viewer import trajectory_access
 
 JSON_TYPES = {
     "application/json",
@@ -436,7 +437,10 @@ class TrajectoryDownloadView(JsonApiView):
     )
     def get(self, request: Request, share_id: str) -> HttpResponse:
         user = _user(request)
-        trajectory = selectors.trajectory_get_visible(share_id, user)
+        # Same access as the page: visible_to(user), plus the password holder of an anonymous
+        # share who unlocked it in this browser session.
+        access = trajectory_access(request, share_id)
+        trajectory = access.trajectory
         query = DownloadQuerySerializer(
             data={"format": request.query_params.get("format")}
             if "format" in request.query_params
@@ -445,7 +449,7 @@ class TrajectoryDownloadView(JsonApiView):
         query.is_valid(raise_exception=True)
         fmt = query.validated_data["format"]
         if fmt == "original":
-            if not selectors.can_manage(trajectory, user):
+            if not access.can_download_original:
                 raise ApiError(
                     "only the owner and moderators can download the original upload; "
                     "choose format=openhands, openai or sharegpt",

@@ -54,7 +54,8 @@ class PagesSitemap(_SiteUrlSitemap):
 class PublicTrajectoriesSitemap(_SiteUrlSitemap):
     changefreq = "monthly"
     priority = 0.5
-    limit = 50_000
+    # Sitemaps may hold 50,000 URLs; 10,000 keeps each file quick to build and fetch.
+    limit = 10_000
 
     def items(self):
         return (

@@ -350,3 +350,16 @@ def test_login_shows_github_only_when_configured(client, settings):
     html = client.get("/accounts/login/").content.decode()
     assert "Sign in with GitHub" in html
     assert 'action="/accounts/github/login/?process=login"' in html
+
+
+def test_sitemap_index_pages_large_sections(client, monkeypatch):
+    from apps.trajectories.sitemaps import PublicTrajectoriesSitemap
+
+    monkeypatch.setattr(PublicTrajectoriesSitemap, "limit", 2)
+    made = [make_trajectory(title=f"Run {index}") for index in range(5)]
+    index = client.get("/sitemap.xml").content.decode()
+    assert "sitemap-trajectories.xml?p=3" in index and "?p=4" not in index
+    urls = _sitemap_urls(client)
+    assert sorted(url.rsplit("/t/", 1)[1].strip("/") for url in urls if "/t/" in url) == sorted(
+        t.share_id for t in made
+    )

@@ -31,6 +31,7 @@ UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 UNLOCK_ATTEMPTS = 10  # failed password attempts per client address ...
 UNLOCK_WINDOW_SECONDS = 15 * 60  # ... per this many seconds
 BROWSE_PAGE_SIZES = (25, 50, 100)
+FILTER_FIELDS = ("agent", "model", "polarity", "source_format", "date_from", "date_to")
 SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
 LIST_COUNT_CAP = 10_000  # rows counted for the list without search
 # The FilterSet's orderings, in words.
@@ -151,6 +152,8 @@ def browse(request: HttpRequest) -> HttpResponse:
                 for key, value in request.GET.items()
                 if key not in ("page", "per_page", "ordering")
             ),
+            # Filters other than the search words: they unfold the filter panel on phones.
+            "filters_active": any(request.GET.get(name) for name in FILTER_FIELDS),
         },
     )
 

@@ -116,6 +116,12 @@ def test_browse_on_a_phone_folds_the_filters(browser_page, some_public):
     # Nothing is wider than the screen.
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     browser_page.screenshot("browse-phone-filters-open", full_page=True)
+    # Search words alone leave the panel folded (results first); a filter opens it.
+    browser_page.goto("/browse/?q=pytest")
+    assert page.locator("#filters").get_attribute("open") is None
+    assert page.locator(".traj-title").first.is_visible()
+    browser_page.goto("/browse/?agent=SWE-agent")
+    assert page.locator("#filters").get_attribute("open") is not None
     assert_quiet(browser_page)
 
 

@@ -605,11 +605,14 @@ def scenarios(rng: random.Random, session, base: str) -> dict[str, tuple[str, li
             [f"{api}?q={w}&agent={rng.choice(AGENTS)}&limit=50" for w in searches[:6]],
         ),
         "/browse/ (page 1 and 40)": ("list", ["/browse/", "/browse/?page=40"]),
-        "/browse/ filtered": ("list", [
-            f"/browse/?agent={rng.choice(AGENTS)}",
-            f"/browse/?model={quote(rng.choice(MODELS))}&polarity=negative",
-            "/browse/?source_format=sweagent&ordering=-events",
-        ]),
+        "/browse/ filtered": (
+            "list",
+            [
+                f"/browse/?agent={rng.choice(AGENTS)}",
+                f"/browse/?model={quote(rng.choice(MODELS))}&polarity=negative",
+                "/browse/?source_format=sweagent&ordering=-events",
+            ],
+        ),
         "/browse/?q= (all searches)": ("search", [f"/browse/?q={w}" for w in searches]),
     }
 

@@ -56,7 +56,9 @@ def some_public():
 def test_home_browse_search_filter(browser_page, some_public):
     page = browser_page.page
     browser_page.goto("/")
-    assert page.get_by_role("heading", level=1).inner_text().startswith("Share what your AI agent did")
+    assert (
+        page.get_by_role("heading", level=1).inner_text().startswith("Share what your AI agent did")
+    )
     stats = page.locator(".stats dd").all_inner_texts()
     assert stats == ["3", "10"]
     assert "Private run" not in page.content()
@@ -177,7 +179,9 @@ def test_anonymous_upload_shows_link_and_password_once_then_deletes_with_it(brow
         )
     )
     assert summary == {"Format": "OpenHands event array", "Trajectories": "1", "Events": "18"}
-    assert page.locator("#dropzone-file").inner_text().startswith("openhands_v0_basic_gui_mode.json")
+    assert (
+        page.locator("#dropzone-file").inner_text().startswith("openhands_v0_basic_gui_mode.json")
+    )
     assert Trajectory.objects.count() == 0  # the preview stored nothing
     page.get_by_label("Feedback").fill("Clicked through the GUI as asked.")
     page.get_by_text("Good", exact=True).click()
@@ -268,9 +272,10 @@ def test_unreadable_file_is_explained_and_cannot_be_shared(browser_page, tmp_pat
     browser_page.goto("/upload/")
     page.locator("#upload-file").set_input_files(str(broken))
     page.get_by_text("This file cannot be shared").wait_for()
-    assert "no known trajectory format matches an object with keys hello" in page.locator(
-        "#preview"
-    ).inner_text()
+    assert (
+        "no known trajectory format matches an object with keys hello"
+        in page.locator("#preview").inner_text()
+    )
     assert page.get_by_role("button", name="Share").is_disabled()
     browser_page.screenshot("upload-error-desktop", full_page=True)
 

@@ -1,0 +1,67 @@
+"""Every write to trajectories: ingest (parse, clean, store, dedup), update, delete, passwords.
+
+Views, API views, commands and tasks call these; nothing else writes Trajectory, Event, Image.
+
+Ingest stores each trajectory of an upload in its own transaction, so a file with many
+trajectories stores each valid one and reports each invalid one, and nothing of a failed one
+stays behind (files written to storage for it are removed again).
+
+One module per concern, in the order an upload goes through them: limits (what may be shared),
+cleaning (NULs, embedded images), prepare (events serialised and fingerprinted), dedup (which
+stored trajectory a share continues), storage (raw copies, images), search, notify (signals
+after commit), ingest (all of it, per trajectory); then changes (update, delete) and passwords.
+Callers import from here.
+"""
+
+from apps.trajectories.importers import FormatError
+from apps.trajectories.services.changes import UPDATABLE, trajectory_delete, trajectory_update
+from apps.trajectories.services.cleaning import IMAGE_REF_PREFIX, NUL_REPLACEMENT
+from apps.trajectories.services.errors import InvalidShare, RateLimited, SharingRefused
+from apps.trajectories.services.ingest import (
+    EVENT_BATCH,
+    IngestResult,
+    ShareOptions,
+    StoredTrajectory,
+    trajectory_ingest,
+)
+from apps.trajectories.services.limits import (
+    ANON_EMAIL_PLACEHOLDERS,
+    ingest_limits,
+    normalize_email,
+)
+from apps.trajectories.services.passwords import (
+    PASSWORD_SCHEME,
+    hash_deletion_password,
+    new_deletion_password,
+    trajectory_check_password,
+)
+from apps.trajectories.services.search import SEARCH_TEXT_CHARS, trajectory_search_refresh
+from apps.trajectories.services.storage import image_read, raw_read
+
+__all__ = [
+    "ANON_EMAIL_PLACEHOLDERS",
+    "EVENT_BATCH",
+    "IMAGE_REF_PREFIX",
+    "NUL_REPLACEMENT",
+    "PASSWORD_SCHEME",
+    "SEARCH_TEXT_CHARS",
+    "UPDATABLE",
+    "FormatError",
+    "IngestResult",
+    "InvalidShare",
+    "RateLimited",
+    "ShareOptions",
+    "SharingRefused",
+    "StoredTrajectory",
+    "hash_deletion_password",
+    "image_read",
+    "ingest_limits",
+    "new_deletion_password",
+    "normalize_email",
+    "raw_read",
+    "trajectory_check_password",
+    "trajectory_delete",
+    "trajectory_ingest",
+    "trajectory_search_refresh",
+    "trajectory_update",
+]

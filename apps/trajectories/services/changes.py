@@ -1,0 +1,130 @@
+"""Changes after a trajectory is stored: what the owner may update, and deletion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from apps.trajectories.models import (
+    Polarity,
+    ReviewState,
+    Tombstone,
+    Trajectory,
+    TrajectoryImage,
+    Visibility,
+)
+from apps.trajectories.services.cleaning import NUL_REPLACEMENT
+from apps.trajectories.services.errors import InvalidShare
+from apps.trajectories.services.notify import _on_commit_stored, _send_robust
+from apps.trajectories.services.search import trajectory_search_refresh
+from apps.trajectories.services.storage import _delete_orphan_images, _delete_quietly, _storage
+from apps.trajectories.signals import trajectory_deleted
+
+UPDATABLE = ("visibility", "title", "polarity", "feedback_text", "license_agreed", "license")
+
+
+@transaction.atomic
+def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
+    """Change what the owner may change: visibility, title, polarity, feedback text, licence.
+
+    Making a trajectory public needs the site's licence agreed (now or before).
+    """
+    unknown = set(fields) - set(UPDATABLE)
+    if unknown:
+        name = sorted(unknown)[0]
+        raise InvalidShare(f"'{name}' cannot be changed", name)
+    changed: list[str] = []
+    agreed = bool(fields.pop("license_agreed", False)) or bool(fields.pop("license", False))
+    if agreed and not trajectory.license:
+        trajectory.license = settings.TRAJHUB_LICENSE
+        changed.append("license")
+    if "visibility" in fields:
+        visibility = fields["visibility"]
+        if visibility not in Visibility.values:
+            raise InvalidShare(
+                f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
+            )
+        if visibility == Visibility.PUBLIC and not trajectory.license:
+            raise InvalidShare(
+                f"a public trajectory must agree to the site's licence "
+                f"({settings.TRAJHUB_LICENSE}): send license_agreed=true",
+                "license_agreed",
+            )
+        trajectory.visibility = visibility
+        changed.append("visibility")
+    if "polarity" in fields:
+        polarity = fields["polarity"] or Polarity.NONE
+        if polarity not in Polarity.values:
+            raise InvalidShare(f"polarity must be one of {', '.join(Polarity.values)}", "polarity")
+        trajectory.polarity = polarity
+        changed.append("polarity")
+    if "title" in fields:
+        title = str(fields["title"] or "").replace("\x00", NUL_REPLACEMENT)
+        if len(title) > 300:
+            raise InvalidShare("title is longer than 300 characters", "title")
+        trajectory.title = title
+        changed.append("title")
+    if "feedback_text" in fields:
+        trajectory.feedback_text = str(fields["feedback_text"] or "").replace(
+            "\x00", NUL_REPLACEMENT
+        )
+        changed.append("feedback_text")
+    if changed:
+        rescan = _needs_rescan(trajectory, {name: getattr(trajectory, name) for name in changed})
+        if rescan:
+            trajectory.review_state = ReviewState.PENDING
+            changed.append("review_state")
+        trajectory.save(update_fields=[*changed, "updated_at"])
+        if "title" in changed:
+            trajectory_search_refresh(trajectory=trajectory)
+        if rescan:
+            _on_commit_stored(trajectory.pk, created=False)
+    return trajectory
+
+
+def _needs_rescan(trajectory: Trajectory, fields: dict[str, Any]) -> bool:
+    """Whether a change must go back through the scan before anyone else sees it.
+
+    New text (title, feedback) has not been scanned; a trajectory made public under
+    pre-moderation must be held. Rejected and hidden ones stay as the moderator left them.
+    """
+    if trajectory.review_state in (ReviewState.REJECTED, ReviewState.HIDDEN, ReviewState.PENDING):
+        return False
+    stored = (
+        Trajectory.objects.filter(pk=trajectory.pk)
+        .values("title", "feedback_text", "visibility")
+        .first()
+        or {}
+    )
+    for name in ("title", "feedback_text"):
+        if name in fields and fields[name] != stored.get(name):
+            return True
+    made_public = (
+        fields.get("visibility") == Visibility.PUBLIC
+        and stored.get("visibility") != Visibility.PUBLIC
+    )
+    return made_public and bool(settings.TRAJHUB_PREMODERATION)
+
+
+@transaction.atomic
+def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombstone:
+    """Delete a trajectory with its events, raw upload and images nobody else uses; keep a tombstone."""
+    share_id = trajectory.share_id
+    was_public = trajectory.is_public
+    raw_path = trajectory.raw_path
+    tombstone, _ = Tombstone.objects.get_or_create(
+        share_id=share_id, defaults={"was_public": was_public, "reason": reason[:40]}
+    )
+    image_ids = list(
+        TrajectoryImage.objects.filter(trajectory=trajectory).values_list("image_id", flat=True)
+    )
+    Trajectory.objects.filter(pk=trajectory.pk).delete()
+    _delete_orphan_images(image_ids)
+    if raw_path:
+        transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))
+    transaction.on_commit(
+        lambda: _send_robust(trajectory_deleted, share_id=share_id, was_public=was_public)
+    )
+    return tombstone

@@ -1,0 +1,25 @@
+"""What the services raise when a share or a change cannot be honoured (api/errors.py turns
+each into a JSON error)."""
+
+from __future__ import annotations
+
+from apps.trajectories.importers import FormatError
+
+
+class InvalidShare(FormatError):
+    """Share options that cannot be honoured (a field's value). Reported like a format error."""
+
+
+class SharingRefused(Exception):
+    """The caller may not share right now (anonymous sharing off, rate limit)."""
+
+    status_code = 403
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+
+class RateLimited(SharingRefused):
+    status_code = 429

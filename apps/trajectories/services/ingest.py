@@ -1,0 +1,441 @@
+"""Ingest: parse an upload, and store each trajectory in it (cleaned, deduplicated against what
+the same submitter shared before) in its own transaction.
+
+A file with many trajectories stores each valid one and reports each invalid one, and nothing
+of a failed one stays behind (files written to storage for it are removed again).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from django.conf import settings
+from django.db import DataError, connection, transaction
+
+from apps.trajectories.importers import (
+    FormatError,
+    decode_json,
+    parse_document,
+    split_lines,
+)
+from apps.trajectories.importers.base import CanonicalTrajectory
+from apps.trajectories.models import (
+    Event,
+    Polarity,
+    ReviewState,
+    Trajectory,
+    TrajectoryImage,
+    Visibility,
+)
+from apps.trajectories.services.changes import _needs_rescan
+from apps.trajectories.services.cleaning import NUL_REPLACEMENT, _clip
+from apps.trajectories.services.dedup import _advisory_lock, _find_same_session, _scope
+from apps.trajectories.services.errors import InvalidShare
+from apps.trajectories.services.limits import (
+    _check_anonymous_allowed,
+    _check_email_rate,
+    ingest_limits,
+    normalize_email,
+)
+from apps.trajectories.services.notify import _on_commit_stored
+from apps.trajectories.services.passwords import hash_deletion_password, new_deletion_password
+from apps.trajectories.services.prepare import _prepare_events, _Prepared, _PreparedEvent
+from apps.trajectories.services.search import _search_text, _update_search_vector
+from apps.trajectories.services.storage import (
+    _compress_raw,
+    _delete_orphan_images,
+    _delete_quietly,
+    _image_writer,
+    _is_share_envelope,
+    _link_images,
+    _RawCopy,
+    _share_payload_chunks,
+    _storage,
+    _write_raw,
+    _WrittenFiles,
+)
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+EVENT_BATCH = 1000
+
+
+@dataclass
+class ShareOptions:
+    visibility: str = "private"
+    polarity: str = ""
+    feedback_text: str = ""
+    session_id: str = ""
+    title: str = ""
+    license_agreed: bool = False
+    email: str = ""
+    format: str | None = None
+    filename: str = ""
+    content_type: str = ""
+    client_ip: str = ""
+
+
+@dataclass
+class StoredTrajectory:
+    trajectory: Trajectory
+    created: bool
+    password: str | None  # anonymous only, shown once
+
+
+@dataclass
+class IngestResult:
+    stored: list[StoredTrajectory]
+    errors: list[dict]  # {"where": "line 3", "message": "..."}
+
+
+def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) -> IngestResult:
+    """Parse an upload and store every trajectory in it (each in its own transaction).
+
+    Raises FormatError when nothing in `data` is readable at all, InvalidShare for options that
+    cannot be honoured, SharingRefused / RateLimited for anonymous callers over their limits.
+    Per-trajectory problems come back in `errors`, located by line or index.
+    """
+    anonymous = user is None or not user.is_authenticated
+    if anonymous:
+        user = None
+        _check_anonymous_allowed(options.client_ip)
+    _validate_options(options)
+
+    value, lines = _decode(data)
+    result = parse_document(
+        value, format=options.format or None, limits=ingest_limits(), lines=lines
+    )
+
+    text_lines: list[str] | None = None
+    single = len(result.items) == 1 and not lines
+    stored: list[StoredTrajectory] = []
+    errors: list[dict] = []
+    email_checked = False
+    for index, item in enumerate(result.items):
+        if item.error is not None or item.trajectory is None:
+            error = item.error or FormatError("no trajectory found", item.where)
+            errors.append({"where": error.where or item.where, "message": error.message})
+            continue
+        canonical = item.trajectory
+        # The raw copy of the record this trajectory came from, compressed at once: big uploads
+        # should not hold the parsed JSON, a re-serialised copy and the compressed one together.
+        if lines:
+            if text_lines is None:
+                text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
+            number, record = value[index]
+            value[index] = None
+            raw = _compress_raw([text_lines[number - 1].encode("utf-8")])
+        elif single:
+            record, value = value, None
+            raw = None if _is_share_envelope(record) else _compress_raw([data])
+        else:
+            record = value[index] if isinstance(value, list) and index < len(value) else value
+            if isinstance(value, list) and index < len(value):
+                value[index] = None
+            raw = None if _is_share_envelope(record) else _compress_raw([orjson.dumps(record)])
+        if raw is None or _is_share_envelope(record):
+            raw = _compress_raw(_share_payload_chunks(record))
+        del record
+
+        email = normalize_email(options.email or canonical.email) if user is None else ""
+        if user is None and email and not email_checked:
+            _check_email_rate(email)
+            email_checked = True
+        try:
+            stored.append(
+                _store_one(
+                    canonical=canonical,
+                    raw=raw,
+                    user=user,
+                    email=email,
+                    options=options,
+                    # Records of one upload are distinct entries, never updates of each other.
+                    exclude=[item.trajectory.pk for item in stored],
+                )
+            )
+            del canonical, raw
+        except FormatError as exc:
+            errors.append({"where": exc.where or item.where, "message": exc.message})
+        except DataError as exc:
+            # A value the database refuses that the checks above did not catch: report it for
+            # this trajectory rather than failing the whole upload. (Nothing of it was stored.)
+            logger.warning("ingest: database refused a trajectory: %s", type(exc).__name__)
+            errors.append(
+                {"where": item.where, "message": "the database refused a value in this trajectory"}
+            )
+    return IngestResult(stored=stored, errors=errors)
+
+
+def _decode(data: bytes) -> tuple[Any, bool]:
+    """decode_json, with a fast path for the common case of one valid JSON document: orjson
+    reads the bytes directly (validating UTF-8), so a 20 MB body is not also held as a str."""
+    if not data.startswith(b"\xef\xbb\xbf"):
+        try:
+            return orjson.loads(data), False
+        except orjson.JSONDecodeError:
+            pass  # JSON Lines, or an error that decode_json reports precisely
+    return decode_json(data)
+
+
+def _validate_options(options: ShareOptions) -> None:
+    if options.visibility not in Visibility.values:
+        raise InvalidShare(
+            f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
+        )
+    if options.polarity and options.polarity not in Polarity.values:
+        raise InvalidShare(f"polarity must be one of {', '.join(Polarity.values)}", "polarity")
+    if options.visibility == Visibility.PUBLIC and not options.license_agreed:
+        raise InvalidShare(
+            f"a public trajectory must agree to the site's licence ({settings.TRAJHUB_LICENSE}): "
+            "send license_agreed=true",
+            "license_agreed",
+        )
+    if len(options.session_id) > 200:
+        raise InvalidShare("session_id is longer than 200 characters", "session_id")
+    if len(options.title) > 300:
+        raise InvalidShare("title is longer than 300 characters", "title")
+
+
+def _totals(canonical: CanonicalTrajectory, prepared: _Prepared) -> dict[str, Any]:
+    stamps = [event.timestamp for event in prepared.events if event.timestamp is not None]
+    tokens = canonical.metadata.get("total_tokens")
+    cost = canonical.metadata.get("total_cost")
+    return {
+        "started_at": min(stamps) if stamps else None,
+        "ended_at": max(stamps) if stamps else None,
+        "total_tokens": tokens
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
+        else None,
+        "total_cost": float(cost)
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        else None,
+    }
+
+
+def _store_one(
+    *,
+    canonical: CanonicalTrajectory,
+    raw: _RawCopy,
+    user: User | None,
+    email: str,
+    options: ShareOptions,
+    exclude: list[int] | None = None,
+) -> StoredTrajectory:
+    written = _WrittenFiles()
+    try:
+        prepared = _prepare_events(canonical.events, canonical.metadata, _image_writer(written))
+        with transaction.atomic():
+            stored = _store_in_transaction(
+                canonical=canonical,
+                prepared=prepared,
+                raw=raw,
+                user=user,
+                email=email,
+                options=options,
+                written=written,
+                exclude=exclude or [],
+            )
+    except BaseException:
+        written.cleanup()
+        raise
+    return stored
+
+
+def _store_in_transaction(
+    *,
+    canonical: CanonicalTrajectory,
+    prepared: _Prepared,
+    raw: _RawCopy,
+    user: User | None,
+    email: str,
+    options: ShareOptions,
+    written: _WrittenFiles,
+    exclude: list[int],
+) -> StoredTrajectory:
+    scope_qs, scope_key = _scope(user, email)
+    if scope_qs is not None and exclude:
+        scope_qs = scope_qs.exclude(pk__in=exclude)
+    session_id = options.session_id or canonical.session_id[:200]
+    existing, how = None, ""
+    if scope_qs is not None:
+        _advisory_lock(f"{scope_key}|{session_id or prepared.head}")
+        existing, how = _find_same_session(scope_qs, session_id, prepared)
+        if existing is not None:
+            existing = Trajectory.objects.select_for_update().filter(pk=existing.pk).first()
+            if existing is None:  # deleted meanwhile: this share starts afresh
+                how = ""
+
+    public = options.visibility == Visibility.PUBLIC or canonical.permissions == "public"
+    agreed = options.license_agreed or canonical.permissions == "public"
+    polarity = options.polarity or canonical.polarity or Polarity.NONE
+    if polarity not in Polarity.values:
+        polarity = Polarity.NONE
+    fields: dict[str, Any] = {
+        "visibility": Visibility.PUBLIC if public else Visibility.PRIVATE,
+        "polarity": polarity,
+        "feedback_text": (options.feedback_text or canonical.feedback_text).replace(
+            "\x00", NUL_REPLACEMENT
+        ),
+        "source_format": _clip(canonical.source_format, 40),
+        "agent": _clip(canonical.agent, 100),
+        "model_name": _clip(canonical.model, 200),
+        "agent_version": _clip(canonical.agent_version, 100),
+        "metadata": prepared.metadata,
+        "raw_filename": _clip(options.filename, 255),
+        "raw_content_type": _clip(options.content_type, 100),
+    }
+    if agreed:
+        fields["license"] = settings.TRAJHUB_LICENSE
+    password = new_deletion_password() if user is None else None
+
+    if how == "contained":
+        # The stored trajectory already holds everything this share sends: keep the longer one.
+        trajectory = existing
+        fields = {k: v for k, v in fields.items() if k in ("visibility", "polarity", "license")}
+        if options.feedback_text or canonical.feedback_text:
+            fields["feedback_text"] = options.feedback_text or canonical.feedback_text
+        if _needs_rescan(trajectory, fields):
+            fields["review_state"] = ReviewState.PENDING
+        for name, value in fields.items():
+            setattr(trajectory, name, value)
+        if password:
+            trajectory.deletion_password_hashes = [
+                *trajectory.deletion_password_hashes,
+                hash_deletion_password(password),
+            ]
+        trajectory.save()
+        _on_commit_stored(trajectory.pk, created=False)
+        return StoredTrajectory(trajectory=trajectory, created=False, password=password)
+
+    title = _clip(options.title or canonical.title, 300)
+    fields.update(
+        num_events=len(prepared.events),
+        num_bytes=raw.size,
+        head_fingerprint=prepared.head,
+        chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
+        raw_sha256=raw.sha256,
+        client_session_id=session_id,
+        **_totals(canonical, prepared),
+    )
+    created = existing is None
+    old_images: list[int] = []
+    if created:
+        trajectory = Trajectory(
+            owner=user, contact_email=email if user is None else "", title=title, **fields
+        )
+        if password:
+            trajectory.deletion_password_hashes = [hash_deletion_password(password)]
+        trajectory.search_text = _search_text(title, (e.text for e in prepared.events), None)
+        trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
+        trajectory.save()
+        first_new = 0
+    else:
+        trajectory = existing
+        old_raw = trajectory.raw_path
+        for name, value in fields.items():
+            setattr(trajectory, name, value)
+        if options.title:
+            trajectory.title = title
+        elif not trajectory.title:
+            trajectory.title = title
+        if trajectory.review_state not in (ReviewState.REJECTED, ReviewState.HIDDEN):
+            # New content has not been scanned: it waits for the scan like a new share.
+            trajectory.review_state = ReviewState.PENDING
+        if password:
+            trajectory.deletion_password_hashes = [
+                *trajectory.deletion_password_hashes,
+                hash_deletion_password(password),
+            ]
+        trajectory.search_text = _search_text(
+            trajectory.title, (e.text for e in prepared.events), trajectory.redactions
+        )
+        trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
+        trajectory.save()
+        if how == "extends":
+            # The stored events are a prefix of the new ones: only the rest needs writing.
+            first_new = Event.objects.filter(trajectory=trajectory).count()
+        else:
+            Event.objects.filter(trajectory=trajectory).delete()
+            old_images = list(
+                TrajectoryImage.objects.filter(trajectory=trajectory).values_list(
+                    "image_id", flat=True
+                )
+            )
+            TrajectoryImage.objects.filter(trajectory=trajectory).delete()
+            first_new = 0
+        if old_raw and old_raw != trajectory.raw_path:
+            transaction.on_commit(lambda: _delete_quietly(_storage(), old_raw))
+
+    _insert_events(trajectory, prepared.events[first_new:])
+    _link_images(trajectory, prepared.images)
+    if old_images:
+        _delete_orphan_images(old_images)
+    _update_search_vector(trajectory)
+    _on_commit_stored(trajectory.pk, created=created)
+    return StoredTrajectory(trajectory=trajectory, created=created, password=password)
+
+
+def _insert_events(trajectory: Trajectory, events: list[_PreparedEvent]) -> None:
+    if not events:
+        return
+    if connection.vendor == "postgresql":
+        _copy_events(trajectory.pk, events)
+        return
+    for start in range(0, len(events), EVENT_BATCH):
+        Event.objects.bulk_create(
+            [
+                Event(
+                    trajectory=trajectory,
+                    position=event.position,
+                    original_id=event.original_id,
+                    timestamp=event.timestamp,
+                    source=event.source,
+                    kind=event.kind,
+                    type=event.type,
+                    cause=event.cause,
+                    text=event.text,
+                    data=event.data,
+                )
+                for event in events[start : start + EVENT_BATCH]
+            ]
+        )
+
+
+def _copy_events(trajectory_id: int, events: list[_PreparedEvent]) -> None:
+    """One COPY for all rows: several times faster than INSERTs for big trajectories."""
+    table = connection.ops.quote_name(Event._meta.db_table)
+    columns = (
+        "trajectory_id",
+        "position",
+        "original_id",
+        "timestamp",
+        "source",
+        "kind",
+        "type",
+        "cause",
+        "text",
+        "data",
+    )
+    sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(sql) as copy:
+            for event in events:
+                copy.write_row(
+                    (
+                        trajectory_id,
+                        event.position,
+                        event.original_id,
+                        event.timestamp,
+                        event.source,
+                        event.kind,
+                        event.type,
+                        event.cause,
+                        event.text,
+                        event.data_json.decode("utf-8"),
+                    )
+                )

@@ -1,0 +1,189 @@
+"""Files: raw copies of uploads (zstd), content-addressed images, reading them back, and
+removing files nobody needs any more (a failed ingest's, a deleted trajectory's, orphans)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import zstandard
+from django.core.files.base import ContentFile
+from django.core.files.storage import storages
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+
+from apps.trajectories.models import Image, Trajectory, TrajectoryImage
+from apps.trajectories.services.cleaning import _EXTENSIONS, _ImageStore
+
+logger = logging.getLogger(__name__)
+
+
+def _storage():
+    return storages["default"]
+
+
+def _image_path(sha: str, content_type: str) -> str:
+    return f"images/{sha[:2]}/{sha}.{_EXTENSIONS.get(content_type, 'bin')}"
+
+
+def raw_read(trajectory: Trajectory) -> bytes:
+    """The raw upload as it was sent (decompressed)."""
+    if not trajectory.raw_path:
+        return b""
+    with _storage().open(trajectory.raw_path, "rb") as handle:
+        # A streamed frame records no content size: decompress incrementally, not one-shot.
+        return zstandard.ZstdDecompressor().decompressobj().decompress(handle.read())
+
+
+def image_read(image: Image) -> bytes:
+    with _storage().open(image.path, "rb") as handle:
+        return handle.read()
+
+
+class _WrittenFiles:
+    """Files this ingest wrote: removed again if the transaction that needed them fails."""
+
+    def __init__(self) -> None:
+        self.raw: list[str] = []
+        self.images: list[str] = []  # (path) of content-addressed files that did not exist
+
+    def cleanup(self) -> None:
+        storage = _storage()
+        for path in self.raw:
+            _delete_quietly(storage, path)
+        # An image file may be shared with a concurrent ingest that committed: keep it if a row
+        # refers to it now.
+        kept = set(Image.objects.filter(path__in=self.images).values_list("path", flat=True))
+        for path in self.images:
+            if path not in kept:
+                _delete_quietly(storage, path)
+
+
+def _delete_quietly(storage, path: str) -> None:
+    try:
+        storage.delete(path)
+    except Exception:  # storage hiccup: an orphan file is harmless, a 500 after commit is not
+        logger.warning("could not delete %s from storage", path, exc_info=True)
+
+
+def _image_writer(written: _WrittenFiles) -> _ImageStore:
+    storage = _storage()
+
+    def store(sha: str, blob: bytes, content_type: str) -> None:
+        path = _image_path(sha, content_type)
+        if storage.exists(path):
+            return
+        written.images.append(storage.save(path, ContentFile(blob)))
+
+    return store
+
+
+@dataclass
+class _RawCopy:
+    """A raw upload, already compressed: its size and hash are those of the original bytes."""
+
+    compressed: bytes
+    size: int
+    sha256: str
+
+
+def _compress_raw(chunks: Iterable[bytes]) -> _RawCopy:
+    compressor = zstandard.ZstdCompressor(level=3).compressobj()
+    digest = hashlib.sha256()
+    size = 0
+    parts: list[bytes] = []
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
+        parts.append(compressor.compress(chunk))
+    parts.append(compressor.flush())
+    return _RawCopy(compressed=b"".join(parts), size=size, sha256=digest.hexdigest())
+
+
+def _write_raw(raw: _RawCopy, share_id: str, written: _WrittenFiles) -> str:
+    name = f"raw/{share_id[:2]}/{share_id}/{secrets.token_hex(8)}.zst"
+    saved = _storage().save(name, ContentFile(raw.compressed))
+    written.raw.append(saved)
+    return saved
+
+
+def _share_payload_chunks(record: dict) -> Iterator[bytes]:
+    """A share payload as sent, without the envelope's email and any token (never stored).
+
+    Serialised piece by piece (one trajectory item at a time), in the order it came, so a
+    20 MB payload is never held twice.
+    """
+    yield b"{"
+    first = True
+    for key, value in record.items():
+        if key in ("email", "token"):
+            continue
+        yield (b"" if first else b",") + orjson.dumps(key) + b":"
+        first = False
+        if key == "trajectory" and isinstance(value, list):
+            yield b"["
+            for position, item in enumerate(value):
+                if isinstance(item, dict) and "token" in item:
+                    item = {k: v for k, v in item.items() if k != "token"}
+                yield (b"," if position else b"") + orjson.dumps(item)
+            yield b"]"
+        else:
+            yield orjson.dumps(value)
+    yield b"}"
+
+
+def _is_share_envelope(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and "trajectory" in record
+        and ("email" in record or "token" in record)
+    )
+
+
+def _link_images(trajectory: Trajectory, images: dict[str, tuple[int, str]]) -> None:
+    if not images:
+        return
+    Image.objects.bulk_create(
+        [
+            Image(
+                sha256=sha,
+                content_type=content_type,
+                size=size,
+                path=_image_path(sha, content_type),
+            )
+            for sha, (size, content_type) in images.items()
+        ],
+        ignore_conflicts=True,
+    )
+    ids = Image.objects.filter(sha256__in=list(images)).values_list("id", flat=True)
+    TrajectoryImage.objects.bulk_create(
+        [TrajectoryImage(trajectory=trajectory, image_id=image_id) for image_id in ids],
+        ignore_conflicts=True,
+    )
+
+
+def _delete_orphan_images(image_ids: list[int]) -> None:
+    """Of `image_ids`, delete those no trajectory refers to any more (rows now, files on commit)."""
+    if not image_ids:
+        return
+    orphans = Image.objects.filter(pk__in=image_ids).filter(
+        ~Exists(TrajectoryImage.objects.filter(image=OuterRef("pk")))
+    )
+    paths = list(orphans.values_list("path", flat=True))
+    if not paths:
+        return
+    orphans.delete()
+
+    def remove() -> None:
+        storage = _storage()
+        still_used = set(Image.objects.filter(path__in=paths).values_list("path", flat=True))
+        for path in paths:
+            if path not in still_used:
+                _delete_quietly(storage, path)
+
+    transaction.on_commit(remove)

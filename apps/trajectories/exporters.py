@@ -34,28 +34,11 @@ from typing import Any
 import orjson
 
 from apps.trajectories.importers.base import CanonicalEvent, as_text, text_of
+from apps.trajectories.importers.openhands_v0 import ACTION_TOP_KEYS, TOP_KEYS
 from apps.trajectories.importers.sharegpt import parse_calls
 
 EXPORT_FORMATS = ("openhands", "openai", "sharegpt")
 
-# Keys of the V0 event envelope (see importers/openhands_v0.py): the rest of a flat legacy
-# event is its args / extras.
-V0_TOP_KEYS = {
-    "id",
-    "timestamp",
-    "source",
-    "message",
-    "cause",
-    "action",
-    "observation",
-    "content",
-    "args",
-    "extras",
-    "timeout",
-    "success",
-    "tool_call_metadata",
-    "llm_metrics",
-}
 # OpenHands' tool for each V0 action, when an event does not record the call itself.
 V0_TOOLS = {
     "run": "execute_bash",
@@ -137,7 +120,8 @@ def _v0_fields(data: dict, key: str) -> dict:
         return value
     if key in data:
         return {}
-    envelope = V0_TOP_KEYS if key == "extras" else V0_TOP_KEYS - {"content"}
+    # Keys of the V0 event envelope: the rest of a flat legacy event is its args / extras.
+    envelope = TOP_KEYS if key == "extras" else ACTION_TOP_KEYS
     return {k: v for k, v in data.items() if k not in envelope}
 
 

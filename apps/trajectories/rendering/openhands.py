@@ -6,24 +6,9 @@ import ast
 import re
 from typing import Any
 
+from apps.trajectories.importers.openhands_v0 import TOP_KEYS
 from apps.trajectories.rendering.cards import CardBuilder, as_str, content_text, humanize, lines_of
 
-TOP_KEYS = {
-    "id",
-    "timestamp",
-    "source",
-    "message",
-    "cause",
-    "action",
-    "observation",
-    "args",
-    "extras",
-    "content",
-    "timeout",
-    "tool_call_metadata",
-    "llm_metrics",
-    "success",
-}
 # Browser extras that are machine state, not something a reader looks at (they stay in the JSON).
 BROWSER_NOISE = {
     "dom_object",

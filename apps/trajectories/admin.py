@@ -18,7 +18,15 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
-from apps.trajectories.models import Event, Image, ReviewState, Tombstone, Trajectory, Visibility
+from apps.trajectories.models import (
+    EVENT_FIELDS,
+    Event,
+    Image,
+    ReviewState,
+    Tombstone,
+    Trajectory,
+    Visibility,
+)
 from apps.trajectories.redaction import redactor
 
 
@@ -202,18 +210,7 @@ class EventAdmin(ReadOnlyAdmin):
     list_select_related = ["trajectory"]
     show_full_result_count = False  # counting every event of the site is slow and not needed
     ordering = ["trajectory_id", "position"]
-    fields = [
-        "trajectory_id_short",
-        "position",
-        "original_id",
-        "timestamp",
-        "source",
-        "kind",
-        "type",
-        "cause",
-        "text",
-        "data",
-    ]
+    fields = ["trajectory_id_short", *EVENT_FIELDS]
     readonly_fields = fields
 
     @admin.display(description="trajectory")

@@ -1,4 +1,6 @@
+import dataclasses
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -116,18 +118,24 @@ class Trajectory(models.Model):
             # case-insensitive), partial on public() so they stay small and each keeps the list
             # a short index scan over 100,000 rows (bench/bench_list.py).
             models.Index(
-                F("num_events").desc(), F("id").desc(), name="traj_public_events",
+                F("num_events").desc(),
+                F("id").desc(),
+                name="traj_public_events",
                 condition=PUBLIC,
             ),
             models.Index(
                 Upper("agent"), F("created_at").desc(), name="traj_public_agent", condition=PUBLIC
             ),
             models.Index(
-                Upper("model_name"), F("created_at").desc(), name="traj_public_model",
+                Upper("model_name"),
+                F("created_at").desc(),
+                name="traj_public_model",
                 condition=PUBLIC,
             ),
             models.Index(
-                "source_format", F("created_at").desc(), name="traj_public_format",
+                "source_format",
+                F("created_at").desc(),
+                name="traj_public_format",
                 condition=PUBLIC,
             ),
         ]
@@ -180,11 +188,33 @@ class Event(models.Model):
     class Meta:
         ordering = ["trajectory_id", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["trajectory", "position"], name="event_unique_position"),
+            models.UniqueConstraint(
+                fields=["trajectory", "position"], name="event_unique_position"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.trajectory_id}#{self.position} {self.kind}:{self.type}"
+
+
+@dataclasses.dataclass
+class EventRow:
+    """An event's own columns as plain values, in table order (all but `trajectory`): the base of
+    what ingest writes (services/prepare.py) and of what callers see (selectors.EventView)."""
+
+    position: int
+    original_id: str
+    timestamp: Any
+    source: str
+    kind: str
+    type: str
+    cause: str
+    text: str
+    data: Any
+
+
+# Their names: the columns ingest COPYs and the admin's event page shows.
+EVENT_FIELDS = tuple(field.name for field in dataclasses.fields(EventRow))
 
 
 class Image(models.Model):

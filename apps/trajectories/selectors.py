@@ -8,14 +8,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.trajectories.importers.base import CanonicalEvent
-from apps.trajectories.models import Event, Image, Trajectory
+from apps.trajectories.models import Event, EventRow, Image, Trajectory
 from apps.trajectories.redaction import identity, redact_data, redactor
 
 if TYPE_CHECKING:
@@ -102,18 +102,8 @@ def redactor_for(trajectory: Trajectory, user: User | None):
 
 
 @dataclass
-class EventView:
+class EventView(EventRow):
     """An event as a caller may see it (redacted unless owner/moderator)."""
-
-    position: int
-    original_id: str
-    timestamp: Any
-    source: str
-    kind: str
-    type: str
-    cause: str
-    text: str
-    data: Any
 
 
 def event_list(

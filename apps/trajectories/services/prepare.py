@@ -11,20 +11,12 @@ from typing import Any
 import orjson
 
 from apps.trajectories.importers.base import CanonicalEvent
+from apps.trajectories.models import EventRow
 from apps.trajectories.services.cleaning import _Cleaner, _clip, _ImageStore, _needs_cleaning
 
 
 @dataclass
-class _PreparedEvent:
-    position: int
-    original_id: str
-    timestamp: Any
-    source: str
-    kind: str
-    type: str
-    cause: str
-    text: str
-    data: Any
+class _PreparedEvent(EventRow):
     data_json: bytes  # sorted keys: also the input of the fingerprint
     fingerprint: bytes
 

@@ -58,10 +58,16 @@ class _WrittenFiles:
             _delete_quietly(storage, path)
         # An image file may be shared with a concurrent ingest that committed: keep it if a row
         # refers to it now.
-        kept = set(Image.objects.filter(path__in=self.images).values_list("path", flat=True))
-        for path in self.images:
-            if path not in kept:
-                _delete_quietly(storage, path)
+        _delete_unused_image_files(self.images)
+
+
+def _delete_unused_image_files(paths: list[str]) -> None:
+    """Delete the image files of `paths` that no Image row refers to (now)."""
+    storage = _storage()
+    kept = set(Image.objects.filter(path__in=paths).values_list("path", flat=True))
+    for path in paths:
+        if path not in kept:
+            _delete_quietly(storage, path)
 
 
 def _delete_quietly(storage, path: str) -> None:
@@ -178,12 +184,5 @@ def _delete_orphan_images(image_ids: list[int]) -> None:
     if not paths:
         return
     orphans.delete()
-
-    def remove() -> None:
-        storage = _storage()
-        still_used = set(Image.objects.filter(path__in=paths).values_list("path", flat=True))
-        for path in paths:
-            if path not in still_used:
-                _delete_quietly(storage, path)
-
-    transaction.on_commit(remove)
+    # After the commit, a concurrent ingest may have stored the same image again: it keeps it.
+    transaction.on_commit(lambda: _delete_unused_image_files(paths))

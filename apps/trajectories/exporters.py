@@ -26,6 +26,7 @@ definitions and image paths live outside the events.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -97,7 +98,12 @@ def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> 
         payload = to_openai(events, meta)
     else:
         payload = to_sharegpt(events, meta)
-    return orjson.dumps(payload)
+    try:
+        return orjson.dumps(payload)
+    except TypeError:
+        # orjson refuses integers beyond 64 bits, which JSON (and a sender) may well use;
+        # the standard library writes them exactly.
+        return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 
 
 # --- what an event is ------------------------------------------------------------------------
@@ -137,7 +143,7 @@ def _dumps(value: Any) -> str:
     try:
         return orjson.dumps(value).decode()
     except TypeError:
-        return orjson.dumps(str(value)).decode()
+        return json.dumps(value, ensure_ascii=False)
 
 
 @dataclass

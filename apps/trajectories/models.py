@@ -241,6 +241,9 @@ class TrajectoryImage(models.Model):
             models.UniqueConstraint(fields=["trajectory", "image"], name="trajimage_unique"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.trajectory_id} -> {self.image_id}"
+
 
 class Tombstone(models.Model):
     """What stays of a deleted trajectory: its id and when, so releases list it as removed."""

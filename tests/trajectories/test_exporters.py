@@ -3,6 +3,8 @@ consumer accepts: OpenHands reads V0 event arrays, TRL / Axolotl want OpenAI mes
 tool results answer the preceding tool calls, LLaMA-Factory drops ShareGPT conversations that
 do not alternate human|observation with gpt|function_call."""
 
+import json
+
 import orjson
 import pytest
 
@@ -510,3 +512,17 @@ def test_v1_events_export_with_their_arguments_images_and_outcomes():
         {"type": "text", "text": "Fix the page"},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
     ]
+
+
+def test_ids_beyond_64_bits_export_exactly():
+    """JSON allows any integer; orjson writes only 64-bit ones, so the export falls back."""
+    from apps.trajectories.exporters import EXPORT_FORMATS, export_events
+    from apps.trajectories.importers.base import CanonicalEvent
+
+    big = 2**70
+    data = {"id": big, "source": "user", "action": "message", "args": {"content": "hi", "n": big}}
+    events = [CanonicalEvent(source="user", kind="message", type="message", text="hi", data=data)]
+    for fmt in EXPORT_FORMATS:
+        out = export_events(fmt, events, meta={})
+        assert json.loads(out)  # valid JSON in every format
+    assert str(big).encode() in export_events("openhands", events, meta={})

@@ -255,10 +255,7 @@ def test_search_uses_the_full_text_index_on_postgresql():
 
 @pytest.mark.parametrize("ordering", ["-created", "created", "-events", "events"])
 def test_few_matches_are_sorted_the_same_after_the_index_found_them(ordering):
-    """sorted_after_matching (used when a search has few matches) keeps rows and order; on
-    PostgreSQL the page then comes from the full-text index, not from walking the date index."""
-    from django.db import connection
-
+    """sorted_after_matching (used when a search has few matches) keeps rows and order."""
     from apps.trajectories import site_selectors
     from apps.trajectories.filters import TrajectoryFilter
 
@@ -270,16 +267,8 @@ def test_few_matches_are_sorted_the_same_after_the_index_found_them(ordering):
     resorted = site_selectors.sorted_after_matching(queryset)
     assert [t.pk for t in resorted] == [t.pk for t in queryset]
     assert len(list(resorted)) == 2
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL enable_seqscan = off")  # as if the table were large
-            fixed = resorted.all()[:25].explain()
-        # Even with sequential scans off, no ordered walk over a b-tree index: the rows are
-        # found by a bitmap (the full-text index at scale) and sorted. (The walk it avoids
-        # shows at scale only, when the planner misjudges how rare the words are:
-        # bench/bench_list.py.)
-        assert "Bitmap" in fixed, fixed
-        assert "traj_public_recent" not in fixed and "traj_public_events" not in fixed, fixed
+    # Whether PostgreSQL then avoids walking the date index shows only at scale, where the
+    # planner misjudges rare words: bench/bench_list.py measures it (p95 of /browse/?q=).
 
 
 def test_search_with_few_matches_keeps_the_chosen_order(client):

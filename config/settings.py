@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
@@ -278,6 +279,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Share, fetch and download AI agent trajectories.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from our own static files: the docs work offline and under our CSP.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- TrajHub ------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from apps.trajectories.views_health import healthz
 
@@ -9,7 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("apps.trajectories.api.urls")),
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),

@@ -270,6 +270,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.trajectories.api.errors.exception_handler",
+    "NUM_PROXIES": env_int("TRAJHUB_TRUSTED_PROXIES", 0) or None,
     "DEFAULT_THROTTLE_RATES": {
         "anon_share": os.environ.get("TRAJHUB_ANON_SHARE_RATE", "60/hour"),
     },
@@ -293,6 +294,9 @@ TRAJHUB_MAX_EVENTS = env_int("TRAJHUB_MAX_EVENTS", 50_000)
 TRAJHUB_MAX_FIELD_BYTES = env_int("TRAJHUB_MAX_FIELD_BYTES", 10 * 1024 * 1024)
 TRAJHUB_MAX_JSON_DEPTH = env_int("TRAJHUB_MAX_JSON_DEPTH", 200)
 TRAJHUB_ANON_SHARES_PER_HOUR = env_int("TRAJHUB_ANON_SHARES_PER_HOUR", 60)
+# Reverse proxies in front of the site (0: clients connect directly). Rate limits count the
+# address the outermost trusted proxy saw, from X-Forwarded-For.
+TRAJHUB_TRUSTED_PROXIES = env_int("TRAJHUB_TRUSTED_PROXIES", 0)
 TRAJHUB_LICENSE = os.environ.get("TRAJHUB_LICENSE", "MIT")
 # Where the removal page tells people to write to the moderators (empty: not published).
 TRAJHUB_CONTACT_EMAIL = os.environ.get("TRAJHUB_CONTACT_EMAIL", "")

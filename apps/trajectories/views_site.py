@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.trajectories import site_selectors
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
+from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FORMATS
 from apps.trajectories.models import Polarity
 from apps.trajectories.services import trajectory_check_password, trajectory_delete
@@ -175,7 +176,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 def _client_address(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR", "unknown")
+    return client_ip(request) or "unknown"
 
 
 def _unlock_blocked(request: HttpRequest) -> bool:

@@ -171,6 +171,29 @@ def test_anonymous_rate_limit_answers_429(client_as, settings):
     assert Trajectory.objects.count() == 2
 
 
+def test_behind_a_proxy_the_rate_limit_counts_each_client(client_as, settings):
+    """Behind TRAJHUB_TRUSTED_PROXIES proxies every request comes from the proxy's address: the
+    limit must count the client the proxy saw, and a client cannot dodge it by forging the
+    start of X-Forwarded-For."""
+    settings.TRAJHUB_ANON_SHARES_PER_HOUR = 1
+    settings.TRAJHUB_TRUSTED_PROXIES = 1
+    client = client_as(None)
+
+    def share(task, forwarded):
+        return client.post(
+            URL,
+            orjson.dumps(v0_events(1, task=task)),
+            content_type="application/json",
+            REMOTE_ADDR="10.0.0.2",
+            HTTP_X_FORWARDED_FOR=forwarded,
+        )
+
+    assert share("a", "198.51.100.7").status_code == 201
+    assert share("b", "203.0.113.9").status_code == 201  # another client, same proxy
+    assert share("c", "198.51.100.7").status_code == 429
+    assert share("d", "1.2.3.4, 198.51.100.7").status_code == 429  # forged first entry
+
+
 def test_moderator_and_staff_shares_are_their_own(client_as, moderator, staff):
     for user in (moderator, staff):
         response = post_json(client_as(user), v0_events(1, task=user.username))

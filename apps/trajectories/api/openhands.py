@@ -18,7 +18,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from apps.accounts.authentication import ApiTokenAuthentication
 from apps.trajectories import services
 from apps.trajectories.api.body import BodyError, read_request_body
-from apps.trajectories.api.views import client_ip
+from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FORMATS, FormatError
 from apps.trajectories.selectors import is_share_id
 

@@ -45,6 +45,7 @@ from apps.trajectories.api.serializers import (
     TrajectoryUpdateInputSerializer,
 )
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
+from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redact_data
@@ -65,11 +66,6 @@ ERRORS = {
     403: ErrorOutputSerializer,
     404: ErrorOutputSerializer,
 }
-
-
-def client_ip(request) -> str:
-    """The caller's address for rate limits. Behind a proxy, the proxy must set REMOTE_ADDR."""
-    return request.META.get("REMOTE_ADDR", "") or ""
 
 
 def _body_error(exc: BodyError) -> ApiError:

@@ -251,7 +251,8 @@ SOCIALACCOUNT_PROVIDERS = {
     }
 }
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+# Secure cookies whenever the site is served over HTTPS, unless the operator says otherwise.
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", SITE_URL.startswith("https://"))
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

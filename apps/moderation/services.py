@@ -26,6 +26,8 @@ from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
 from apps.trajectories.services import trajectory_search_refresh
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from apps.accounts.models import User
 
 logger = logging.getLogger(__name__)
@@ -210,7 +212,7 @@ def _decide(counts: dict[str, int]) -> str:
     return ReviewState.APPROVED
 
 
-def _published_at(now):
+def _published_at(now: datetime) -> Case:
     """Set published_at the first time a trajectory becomes public (approved while public)."""
     return Case(
         When(published_at__isnull=True, visibility=Visibility.PUBLIC, then=Value(now)),
@@ -334,7 +336,7 @@ _AUDIT_ACTION = {
 }
 
 
-def _moderate(*, trajectory: Trajectory, moderator: User, note: str, to: str) -> Trajectory:
+def _moderate(*, trajectory: Trajectory, moderator: User, note: str, to: ReviewState) -> Trajectory:
     if not getattr(moderator, "is_moderator", False):
         raise PermissionDenied("only moderators can review trajectories")
     allowed = _ALLOWED_FROM[to]

@@ -161,9 +161,7 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
     # OpenAI messages (importers/openai_messages.py): the call as sent.
     tool_call = data.get("tool_call")
     if data.get("role") == "assistant" and isinstance(tool_call, dict):
-        function = (
-            tool_call.get("function") if isinstance(tool_call.get("function"), dict) else tool_call
-        )
+        function = obj if isinstance(obj := tool_call.get("function"), dict) else tool_call
         arguments = function.get("arguments")
         return [
             Call(
@@ -186,7 +184,7 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
                     thought=thought,
                 )
             ]
-        action = data.get("action") if isinstance(data.get("action"), dict) else {}
+        action = obj if isinstance(obj := data.get("action"), dict) else {}
         fields = {k: v for k, v in action.items() if k != "kind"}
         return [
             Call(
@@ -371,7 +369,7 @@ def tool_definitions(events: list[CanonicalEvent], meta: dict) -> list[dict]:
         if event.kind != "system":
             continue
         data = _data(event)
-        args = data.get("args") if isinstance(data.get("args"), dict) else {}
+        args = obj if isinstance(obj := data.get("args"), dict) else {}
         for candidate in (args.get("tools"), data.get("tools")):
             if isinstance(candidate, list) and candidate:
                 found = candidate
@@ -379,7 +377,7 @@ def tool_definitions(events: list[CanonicalEvent], meta: dict) -> list[dict]:
         if found:
             break
     if found is None:
-        metadata = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+        metadata = obj if isinstance(obj := meta.get("metadata"), dict) else {}
         found = metadata.get("tools")
     if isinstance(found, str):
         try:
@@ -407,7 +405,7 @@ def tool_definitions(events: list[CanonicalEvent], meta: dict) -> list[dict]:
 
 
 def _images(meta: dict) -> list | None:
-    metadata = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+    metadata = obj if isinstance(obj := meta.get("metadata"), dict) else {}
     images = metadata.get("images")
     return images if isinstance(images, list) and images else None
 
@@ -439,7 +437,7 @@ def _user_content(event: CanonicalEvent) -> Any:
         args = _v0_fields(data, "args")
         urls = args.get("image_urls") or args.get("images_urls")
         if isinstance(urls, list) and any(isinstance(url, str) and url for url in urls):
-            parts: list[dict] = [{"type": "text", "text": as_text(args.get("content"))}]
+            parts = [{"type": "text", "text": as_text(args.get("content"))}]
             parts.extend(
                 {"type": "image_url", "image_url": {"url": url}}
                 for url in urls

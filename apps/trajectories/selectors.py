@@ -16,9 +16,11 @@ from django.http import Http404
 
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Event, EventRow, Image, Trajectory
-from apps.trajectories.redaction import identity, redact_data, redactor
+from apps.trajectories.redaction import Redact, identity, redact_data, redactor
 
 if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
     from apps.accounts.models import User
 
 SHARE_ID = re.compile(r"^[0-9a-f]{64}$")
@@ -28,7 +30,7 @@ def is_share_id(value: str) -> bool:
     return isinstance(value, str) and bool(SHARE_ID.match(value))
 
 
-def _is_authenticated(user: User | None) -> bool:
+def _is_authenticated(user: User | None) -> TypeIs[User]:
     return user is not None and user.is_authenticated
 
 
@@ -41,6 +43,17 @@ def can_manage(trajectory: Trajectory, user: User | None) -> bool:
 
 def is_owner(trajectory: Trajectory, user: User | None) -> bool:
     return _is_authenticated(user) and trajectory.owner_id == user.pk
+
+
+def can_hard_delete(user: User | None) -> bool:
+    """Staff delete any trajectory; moderators hide instead. A moderator account is staff too
+    (Django admin admits only staff), so the "moderators" group tells the two apart, unless the
+    account holds the delete permission (as superusers do), which Django admin also asks for."""
+    if not _is_authenticated(user) or not user.is_staff:
+        return False
+    if user.has_perm("trajectories.delete_trajectory"):
+        return True
+    return not user.groups.filter(name="moderators").exists()
 
 
 def trajectory_get_visible(share_id: str, user: User | None) -> Trajectory:
@@ -94,7 +107,7 @@ def trajectory_search(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
     return qs
 
 
-def redactor_for(trajectory: Trajectory, user: User | None):
+def redactor_for(trajectory: Trajectory, user: User | None) -> Redact:
     """Identity for the owner and moderators; the trajectory's redactions for everyone else."""
     if can_manage(trajectory, user):
         return identity
@@ -121,11 +134,11 @@ def event_queryset(trajectory: Trajectory) -> QuerySet[Event]:
     return Event.objects.filter(trajectory=trajectory).order_by("position")
 
 
-def event_view(event: Event, redact) -> EventView:
+def event_view(event: Event, redact: Redact) -> EventView:
     return _view(event, redact)
 
 
-def _view(event: Event, redact) -> EventView:
+def _view(event: Event, redact: Redact) -> EventView:
     return EventView(
         position=event.position,
         original_id=redact(event.original_id),

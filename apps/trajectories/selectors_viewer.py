@@ -65,7 +65,7 @@ def trajectory_access(request: HttpRequest, share_id: str) -> Access:
     """The trajectory at `share_id` and how the caller sees it, or Http404. One query."""
     if not is_share_id(share_id):
         raise Http404("no such trajectory")
-    user = getattr(request, "user", None)
+    user: Any = getattr(request, "user", None)  # a User, AnonymousUser, or None on a bare request
     queryset = Trajectory.objects.visible_to(user)
     unlocked = share_id in unlocked_share_ids(request)
     if unlocked:

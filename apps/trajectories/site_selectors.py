@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.core.cache import cache
 from django.db import connection
@@ -16,12 +17,16 @@ from django.db.models import (
     DateTimeField,
     ExpressionWrapper,
     F,
+    Field,
     QuerySet,
     Sum,
     Value,
 )
 
 from apps.trajectories.models import Trajectory
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
 
 # Only what list rows, previews and feeds show: the event text and raw metadata stay in the table.
 LIST_FIELDS = (
@@ -83,6 +88,8 @@ def sorted_after_matching(queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory
             return queryset
         field = name.lstrip("-")
         output = Trajectory._meta.get_field("id" if field == "pk" else field)
+        if not isinstance(output, Field):  # a reverse relation: no column to order by here
+            return queryset
         shift = Value(timedelta(0)) if isinstance(output, DateTimeField) else Value(0)
         expression = ExpressionWrapper(F(field) + shift, output_field=output.__class__())
         order.append(expression.desc() if name.startswith("-") else expression.asc())
@@ -120,7 +127,7 @@ def _distinct(queryset: QuerySet[Trajectory], field: str) -> list[str]:
     return list(values)
 
 
-def owned_list(user) -> QuerySet[Trajectory]:
+def owned_list(user: User) -> QuerySet[Trajectory]:
     """A signed-in user's own trajectories in every state, newest first."""
     return Trajectory.objects.owned_by(user).only(*LIST_FIELDS).order_by("-created_at", "-id")
 

@@ -378,7 +378,7 @@ class TrajectoryDetailView(JsonApiView):
         trajectory = selectors.trajectory_get_visible(share_id, user)
         if selectors.is_owner(trajectory, user):
             reason = "owner"
-        elif user is not None and user.is_staff:
+        elif selectors.can_hard_delete(user):
             reason = "staff"
         else:
             raise ApiError(

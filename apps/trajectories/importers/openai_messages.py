@@ -154,7 +154,7 @@ def tool_calls(message: dict, where: str) -> list[tuple[str, str, str, dict]]:
         for call in calls:
             if not isinstance(call, dict):
                 raise FormatError(f"a tool call is {json_type(call)}, not an object", where)
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            function = obj if isinstance(obj := call.get("function"), dict) else call
             name = text_of(function.get("name"))
             if not name:
                 raise FormatError("a tool call has no function name", where)

@@ -83,8 +83,8 @@ def convert(doc: Any) -> CanonicalTrajectory:
 
 def apply_row(trajectory: CanonicalTrajectory, row: dict) -> None:
     """Fill agent, model, title, session and metadata from an evaluation row (V0 and V1)."""
-    meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-    llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else None
+    meta = obj if isinstance(obj := row.get("metadata"), dict) else {}
+    llm = obj if isinstance(obj := meta.get("llm_config"), dict) else None
     if llm is None and isinstance(meta.get("llm"), dict):
         llm = meta["llm"]
     configured = text_of(llm.get("model")) if llm else ""
@@ -96,7 +96,7 @@ def apply_row(trajectory: CanonicalTrajectory, row: dict) -> None:
     instance_id = text_of(row.get("instance_id")) or (
         str(row["instance_id"]) if number(row.get("instance_id")) is not None else ""
     )
-    issue = row.get("issue") if isinstance(row.get("issue"), dict) else None
+    issue = obj if isinstance(obj := row.get("issue"), dict) else None
     if instance_id:
         trajectory.title = instance_id
     elif issue:

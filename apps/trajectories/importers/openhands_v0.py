@@ -101,7 +101,7 @@ def looks_like_events(items: list) -> bool:
 
 def detect(doc: Any) -> bool:
     events = events_of(doc)
-    return bool(events) and looks_like_events(events)
+    return looks_like_events(events) if events else False
 
 
 def convert(doc: Any) -> CanonicalTrajectory:
@@ -303,7 +303,7 @@ def fill_metadata(trajectory: CanonicalTrajectory, items: list[dict]) -> None:
     configured_model = ""
     response_model = ""
     for item in items:
-        args = item.get("args") if isinstance(item.get("args"), dict) else {}
+        args = obj if isinstance(obj := item.get("args"), dict) else {}
         action = item.get("action")
         if action == "system":
             trajectory.agent = trajectory.agent or text_of(args.get("agent_class"))

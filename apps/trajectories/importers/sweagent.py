@@ -135,7 +135,7 @@ def first_call(message: dict) -> dict | None:
 def call_name(call: dict | None) -> tuple[str, str]:
     if call is None:
         return "", ""
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = obj if isinstance(obj := call.get("function"), dict) else {}
     return text_of(function.get("name")), text_of(function.get("arguments"))
 
 
@@ -301,10 +301,10 @@ def replay_config(doc: dict) -> dict:
 
 
 def fill_metadata(trajectory: CanonicalTrajectory, doc: dict) -> None:
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info = obj if isinstance(obj := doc.get("info"), dict) else {}
     config = replay_config(doc)
-    agent_config = config.get("agent") if isinstance(config.get("agent"), dict) else {}
-    model = agent_config.get("model") if isinstance(agent_config.get("model"), dict) else {}
+    agent_config = obj if isinstance(obj := config.get("agent"), dict) else {}
+    model = obj if isinstance(obj := agent_config.get("model"), dict) else {}
     trajectory.model = text_of(model.get("name")) or text_of(info.get("model_name"))
     trajectory.agent_version = text_of(info.get("swe_agent_version"))
     metadata = trajectory.metadata

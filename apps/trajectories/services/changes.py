@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -92,7 +93,7 @@ def _needs_rescan(trajectory: Trajectory, fields: dict[str, Any]) -> bool:
     """
     if trajectory.review_state in (ReviewState.REJECTED, ReviewState.HIDDEN, ReviewState.PENDING):
         return False
-    stored = (
+    stored: Mapping[str, Any] = (
         Trajectory.objects.filter(pk=trajectory.pk)
         .values("title", "feedback_text", "visibility")
         .first()

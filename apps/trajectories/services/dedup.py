@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 from django.db import connection
+from django.db.models import QuerySet
 
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.prepare import _event_fingerprint, _Prepared
@@ -44,7 +45,7 @@ def _advisory_lock(key: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [number])
 
 
-def _scope(user: User | None, email: str):
+def _scope(user: User | None, email: str) -> tuple[QuerySet[Trajectory] | None, str]:
     if user is not None:
         return Trajectory.objects.filter(owner=user), f"owner:{user.pk}"
     if email:
@@ -56,7 +57,7 @@ def _scope(user: User | None, email: str):
 
 
 def _find_same_session(
-    scope_qs, session_id: str, prepared: _Prepared
+    scope_qs: QuerySet[Trajectory], session_id: str, prepared: _Prepared
 ) -> tuple[Trajectory | None, str]:
     """The stored trajectory this share continues, and how: "session", "extends", "contained"."""
     count = len(prepared.events)

@@ -125,6 +125,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
         canonical = item.trajectory
         # The raw copy of the record this trajectory came from, compressed at once: big uploads
         # should not hold the parsed JSON, a re-serialised copy and the compressed one together.
+        raw: _RawCopy | None
         if lines:
             if text_lines is None:
                 text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
@@ -296,6 +297,7 @@ def _store_in_transaction(
 
     if how == "contained":
         # The stored trajectory already holds everything this share sends: keep the longer one.
+        assert existing is not None  # "contained" is only ever said of a row that exists
         trajectory = existing
         fields = {k: v for k, v in fields.items() if k in ("visibility", "polarity", "license")}
         if options.feedback_text or canonical.feedback_text:
@@ -325,7 +327,7 @@ def _store_in_transaction(
     )
     created = existing is None
     old_images: list[int] = []
-    if created:
+    if existing is None:
         trajectory = Trajectory(
             owner=user, contact_email=email if user is None else "", title=title, **fields
         )

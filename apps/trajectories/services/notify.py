@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from django.db import transaction
+from django.dispatch import Signal
 
 from apps.trajectories.models import Trajectory
 from apps.trajectories.signals import trajectory_stored
@@ -20,7 +21,7 @@ def _on_commit_stored(pk: int, *, created: bool) -> None:
     )
 
 
-def _send_robust(signal, **kwargs: Any) -> None:
+def _send_robust(signal: Signal, **kwargs: Any) -> None:
     """Tell listeners, after the commit. A failing listener (say, a broker that is down when the
     scan is queued) must not turn a stored trajectory into an error answer: it is logged, and
     the periodic scan sweep picks the trajectory up."""

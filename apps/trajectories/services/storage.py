@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import zstandard
 from django.core.files.base import ContentFile
-from django.core.files.storage import storages
+from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
@@ -23,7 +23,7 @@ from apps.trajectories.services.cleaning import _EXTENSIONS, _ImageStore
 logger = logging.getLogger(__name__)
 
 
-def _storage():
+def _storage() -> Storage:
     return storages["default"]
 
 
@@ -70,7 +70,7 @@ def _delete_unused_image_files(paths: list[str]) -> None:
             _delete_quietly(storage, path)
 
 
-def _delete_quietly(storage, path: str) -> None:
+def _delete_quietly(storage: Storage, path: str) -> None:
     try:
         storage.delete(path)
     except Exception:  # storage hiccup: an orphan file is harmless, a 500 after commit is not

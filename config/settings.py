@@ -125,7 +125,9 @@ AUTH_USER_MODEL = "accounts.User"
 # --- Cache, broker, tasks -----------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
     CELERY_BROKER_URL = REDIS_URL
 else:
     CACHES = {

@@ -7,7 +7,7 @@ from django.contrib.syndication.views import Feed
 from django.utils.feedgenerator import Atom1Feed
 
 from apps.trajectories import site_selectors
-from apps.trajectories.templatetags.trajhub_site import describe, public_title
+from apps.trajectories.templatetags.trajhub_site import describe, public_title, redacted
 
 FEED_SIZE = 50
 
@@ -43,7 +43,8 @@ class LatestPublicTrajectoriesFeed(Feed):
         return item.updated_at
 
     def item_author_name(self, item) -> str:
-        return item.agent or "Unknown agent"
+        return redacted(item.agent, item) or "Unknown agent"
 
     def item_categories(self, item):
-        return [value for value in (item.agent, item.model_name, item.source_format) if value]
+        values = (redacted(item.agent, item), redacted(item.model_name, item), item.source_format)
+        return [value for value in values if value]

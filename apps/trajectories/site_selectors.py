@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import (
+    BooleanField,
     Count,
     DateTimeField,
     ExpressionWrapper,
@@ -22,6 +23,7 @@ from django.db.models import (
     Sum,
     Value,
 )
+from django.db.models.expressions import RawSQL
 
 from apps.trajectories.models import Trajectory
 
@@ -119,12 +121,28 @@ def public_facets() -> dict[str, list[str]]:
 
 def _distinct(queryset: QuerySet[Trajectory], field: str) -> list[str]:
     values = (
-        queryset.exclude(**{field: ""})
+        _holding_no_redacted_value(queryset.exclude(**{field: ""}), field)
         .order_by(field)
         .values_list(field, flat=True)
         .distinct()[:FACET_LIMIT]
     )
     return list(values)
+
+
+def _holding_no_redacted_value(queryset: QuerySet[Trajectory], field: str) -> QuerySet[Trajectory]:
+    """Rows whose `field` contains none of their own redacted originals.
+
+    Facets list raw values, pooled over many trajectories, so they cannot show one row's
+    placeholders: a value that holds something a row's redactions hide is left out instead.
+    """
+    table = connection.ops.quote_name(Trajectory._meta.db_table)
+    column = f"{table}.{connection.ops.quote_name(Trajectory._meta.get_field(field).column)}"
+    redactions = f"{table}.{connection.ops.quote_name('redactions')}"
+    if connection.vendor == "postgresql":
+        keys = f"SELECT 1 FROM jsonb_object_keys({redactions}) AS k WHERE strpos({column}, k) > 0"
+    else:
+        keys = f"SELECT 1 FROM json_each({redactions}) AS r WHERE instr({column}, r.key) > 0"
+    return queryset.filter(RawSQL(f"NOT EXISTS ({keys})", [], output_field=BooleanField()))
 
 
 def owned_list(user: User) -> QuerySet[Trajectory]:

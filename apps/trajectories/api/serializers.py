@@ -84,12 +84,15 @@ def _redact_for(instance: Trajectory, context: dict[str, Any]):
 
 
 class TrajectoryOutputSerializer(serializers.ModelSerializer):
-    """A trajectory as the API shows it. Public callers get redacted title and feedback."""
+    """A trajectory as the API shows it. Public callers get its text (title, feedback, agent,
+    model, version) with the redaction placeholders, as the page shows it."""
 
     id = serializers.CharField(source="share_id", read_only=True)
     url = serializers.SerializerMethodField()
     api_url = serializers.SerializerMethodField()
-    model = serializers.CharField(source="model_name", read_only=True)
+    agent = serializers.SerializerMethodField()
+    model = serializers.SerializerMethodField()
+    agent_version = serializers.SerializerMethodField()
     owner = serializers.SerializerMethodField()
     title = serializers.SerializerMethodField()
     feedback_text = serializers.SerializerMethodField()
@@ -137,6 +140,15 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
 
     def get_feedback_text(self, instance: Trajectory) -> str:
         return _redact_for(instance, self.context)(instance.feedback_text)
+
+    def get_agent(self, instance: Trajectory) -> str:
+        return _redact_for(instance, self.context)(instance.agent)
+
+    def get_model(self, instance: Trajectory) -> str:
+        return _redact_for(instance, self.context)(instance.model_name)
+
+    def get_agent_version(self, instance: Trajectory) -> str:
+        return _redact_for(instance, self.context)(instance.agent_version)
 
 
 class StoredTrajectoryOutputSerializer(TrajectoryOutputSerializer):

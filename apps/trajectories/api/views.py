@@ -474,9 +474,9 @@ def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
     meta = {
         "id": trajectory.share_id,
         "title": redact(trajectory.title),
-        "agent": trajectory.agent,
-        "model": trajectory.model_name,
-        "agent_version": trajectory.agent_version,
+        "agent": redact(trajectory.agent),
+        "model": redact(trajectory.model_name),
+        "agent_version": redact(trajectory.agent_version),
         "source_format": trajectory.source_format,
         "polarity": trajectory.polarity,
         "feedback_text": redact(trajectory.feedback_text),

@@ -38,7 +38,7 @@ def public_title(trajectory) -> str:
     title = _redact(trajectory, trajectory.title).strip()
     if title:
         return title
-    agent = trajectory.agent or "Agent"
+    agent = _redact(trajectory, trajectory.agent) or "Agent"
     return f"{agent} trajectory {trajectory.share_id[:8]}"
 
 
@@ -51,9 +51,9 @@ def public_description(trajectory) -> str:
 def describe(trajectory) -> str:
     parts = []
     if trajectory.agent:
-        parts.append(trajectory.agent)
+        parts.append(_redact(trajectory, trajectory.agent))
     if trajectory.model_name:
-        parts.append(f"model {trajectory.model_name}")
+        parts.append(f"model {_redact(trajectory, trajectory.model_name)}")
     steps = trajectory.num_events
     parts.append(f"{steps} event{'s' if steps != 1 else ''}")
     if trajectory.polarity in ("positive", "negative"):

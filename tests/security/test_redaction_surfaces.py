@@ -14,7 +14,6 @@ from tests.security.world import (
     SECRET_EMAIL,
     SECRET_KEY,
     World,
-    marker,
     world_fixture,
 )
 

@@ -136,7 +136,7 @@ def _holding_no_redacted_value(queryset: QuerySet[Trajectory], field: str) -> Qu
     placeholders: a value that holds something a row's redactions hide is left out instead.
     """
     table = connection.ops.quote_name(Trajectory._meta.db_table)
-    column = f"{table}.{connection.ops.quote_name(Trajectory._meta.get_field(field).column)}"
+    column = f"{table}.{connection.ops.quote_name(field)}"  # agent, model_name: no db_column
     redactions = f"{table}.{connection.ops.quote_name('redactions')}"
     if connection.vendor == "postgresql":
         keys = f"SELECT 1 FROM jsonb_object_keys({redactions}) AS k WHERE strpos({column}, k) > 0"

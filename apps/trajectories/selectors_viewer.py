@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from django.http import HttpRequest
 
 UNLOCKED_SESSION_KEY = "unlocked_trajectories"
+# Raster formats, which a browser only ever shows (never SVG or HTML, which it would run): what
+# ingest stores (services/cleaning.py sniffs the bytes), and all that the image endpoints serve.
+SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
 FIND_MAX_STEPS = 5000
 # Never shown on the page (search text can be 200 KB; the email and password hashes are secret).
 HEAVY_FIELDS = ("search_text", "search_vector", "contact_email", "deletion_password_hashes")
@@ -148,8 +151,9 @@ def event_find(
 
 
 def image_for(trajectory: Trajectory, sha256: str) -> Image:
-    """The image if this trajectory refers to it; Http404 otherwise. One query."""
+    """The image if this trajectory refers to it and it is safe to serve; Http404 otherwise.
+    One query."""
     image = Image.objects.filter(sha256=sha256, trajectory_links__trajectory=trajectory).first()
-    if image is None:
+    if image is None or image.content_type not in SAFE_IMAGE_TYPES:
         raise Http404("no such image")
     return image

@@ -49,7 +49,7 @@ from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redact_data
-from apps.trajectories.selectors_viewer import trajectory_access
+from apps.trajectories.selectors_viewer import SAFE_IMAGE_TYPES, trajectory_access
 
 JSON_TYPES = {
     "application/json",
@@ -501,7 +501,8 @@ class TrajectoryImageView(JsonApiView):
     def get(self, request: Request, share_id: str, sha256: str) -> HttpResponse:
         trajectory = selectors.trajectory_get_visible(share_id, _user(request))
         image = selectors.image_of(trajectory, sha256)
-        if image is None:
+        if image is None or image.content_type not in SAFE_IMAGE_TYPES:
+            # Never anything a browser could run (SVG, HTML) from our origin.
             raise Http404("no such image in this trajectory")
         response = HttpResponse(services.image_read(image), content_type=image.content_type)
         response["Cache-Control"] = "private, max-age=3600"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,6 +16,18 @@ from tests.trajectories.test_pages import assert_csp_clean
 pytestmark = pytest.mark.django_db
 
 PREVIEW = "/api/v1/trajectories/preview"
+# A document two importers read differently: ShareGPT (detected first) sees the 2
+# conversation turns, OpenAI messages the 3 messages.
+AMBIGUOUS = json.dumps(
+    {
+        "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}],
+        "messages": [
+            {"role": "user", "content": "list the files"},
+            {"role": "assistant", "content": "README.md setup.py"},
+            {"role": "user", "content": "thanks"},
+        ],
+    }
+).encode()
 REAL_FILES = sorted(
     path.name for path in (FIXTURES_DIR / "real").glob("*") if path.name != "MANIFEST.txt"
 )
@@ -178,3 +191,20 @@ def test_preview_is_rate_limited(client, monkeypatch):
         client.post(PREVIEW, b"[]", content_type="application/json").status_code for _ in range(3)
     ]
     assert codes[:2] == [400, 400] and codes[2] == 429
+
+
+def test_preview_takes_the_chosen_format_over_detection(client):
+    def preview(query=""):
+        return client.post(PREVIEW + query, {"file": SimpleUploadedFile("chat.json", AMBIGUOUS)})
+
+    detected = preview().json()
+    assert (detected["format"], detected["events"]) == ("sharegpt", 2)
+    chosen = preview("?format=openai_messages").json()
+    assert (chosen["format"], chosen["format_label"], chosen["events"]) == (
+        "openai_messages",
+        "OpenAI chat messages",
+        3,
+    )
+    unknown = preview("?format=yaml")
+    assert unknown.status_code == 400
+    assert "unknown format 'yaml'" in unknown.json()["error"]["message"]

@@ -8,9 +8,15 @@ API; it writes nothing and logs nothing of the content.
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.parsers import BaseParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
@@ -23,6 +29,7 @@ from apps.trajectories.api.body import (
     read_request_body,
 )
 from apps.trajectories.api.errors import ApiError, PayloadTooLarge
+from apps.trajectories.api.views import AlwaysJson
 from apps.trajectories.importers import FORMATS, parse
 from apps.trajectories.services import ingest_limits
 
@@ -51,14 +58,21 @@ class _RawBody(BaseParser):
 class TrajectoryPreviewView(APIView):
     parser_classes = [MultiPartParser, _RawBody]
     throttle_classes = [PreviewThrottle]
+    # JSON whatever is asked, as the rest of the API: `?format=` names an importer here, which
+    # DRF's default negotiation would take for a renderer (and answer 404).
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = AlwaysJson
 
     @extend_schema(
         summary="Preview an upload without storing it",
         description=(
             "Runs format detection and import on a file (multipart field `file`, or the raw body) "
             "and answers with the format, the number of trajectories and events, and the errors. "
-            "Nothing is stored."
+            "`format` (query) forces an importer instead of detecting one. Nothing is stored."
         ),
+        parameters=[
+            OpenApiParameter("format", str, enum=sorted(FORMATS), description="Force a format.")
+        ],
         request={
             "multipart/form-data": inline_serializer(
                 "PreviewUpload", {"file": serializers.FileField()}

@@ -18,15 +18,26 @@ from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.utils.cache import add_never_cache_headers
 from django.utils.functional import SimpleLazyObject, cached_property
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.trajectories import site_selectors
+from apps.trajectories.api.body import BodyError, check_declared_length
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
+from apps.trajectories.forms import UploadForm, format_choices
 from apps.trajectories.http import client_ip
-from apps.trajectories.importers import FORMATS
-from apps.trajectories.models import Polarity
-from apps.trajectories.services import trajectory_check_password, trajectory_delete
+from apps.trajectories.models import Polarity, ReviewState, Visibility
+from apps.trajectories.services import (
+    FormatError,
+    RateLimited,
+    SharingRefused,
+    StoredTrajectory,
+    trajectory_check_password,
+    trajectory_delete,
+    trajectory_ingest,
+)
 
 UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 UNLOCK_ATTEMPTS = 10  # failed password attempts per client address ...
@@ -50,10 +61,6 @@ BROWSE_ORDERINGS = [
 # Checked against when the id matches nothing, so that a wrong id costs the same time as a wrong
 # password and the answer's timing does not tell whether the trajectory exists.
 _DUMMY_HASH = SimpleLazyObject(lambda: make_password("trajhub-no-such-trajectory"))
-
-
-def _format_choices() -> list[tuple[str, str]]:
-    return sorted(((name, module.LABEL) for name, module in FORMATS.items()), key=lambda c: c[1])
 
 
 @require_GET
@@ -143,7 +150,7 @@ def browse(request: HttpRequest) -> HttpResponse:
             "page": page,
             "trajectories": list(page.object_list),
             "facets": site_selectors.public_facets(),
-            "formats": _format_choices(),
+            "formats": format_choices(),
             "polarities": Polarity.choices,
             "orderings": BROWSE_ORDERINGS,
             "per_page": per_page,
@@ -159,17 +166,132 @@ def browse(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+# --- Upload ----------------------------------------------------------------------------------
+
+
+@csrf_exempt  # checked by _upload (csrf_protect), after the size check below
+@require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
-    return render(
+    """GET: the upload form. POST: share the file (works without JavaScript; upload.js previews
+    the file first, then lets the same form post here).
+
+    The CSRF check reads the form, which means reading the whole body: a body announced over the
+    size limit is refused before that, unread. Nothing is stored in that case, so the unchecked
+    CSRF token does not matter.
+    """
+    if request.method == "POST":
+        try:
+            check_declared_length(request)
+        except BodyError as exc:
+            message = _sentence(exc.message)
+            if exc.status == 413:
+                message = f"The file is too large: {message[:1].lower()}{message[1:]}"
+            return _upload_form_page(request, UploadForm(), status=exc.status, error=message)
+    return _upload(request)
+
+
+@csrf_protect
+def _upload(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return _upload_form_page(request, UploadForm())
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        status = 413 if form.has_error("file", code="too_large") else 400
+        return _upload_form_page(request, form, status=status)
+    user = request.user if request.user.is_authenticated else None
+    try:
+        result = trajectory_ingest(
+            data=form.cleaned_data.pop("data"),
+            user=user,
+            options=form.share_options(client_ip=client_ip(request)),
+        )
+    except SharingRefused as exc:  # RateLimited (429) too
+        response = _upload_form_page(
+            request, form, status=exc.status_code, error=_sentence(exc.message)
+        )
+        if isinstance(exc, RateLimited):
+            response["Retry-After"] = "3600"  # the anonymous limits count per hour
+        return response
+    except FormatError as exc:
+        return _upload_form_page(
+            request, form, status=400, error=_cannot_share(exc.message, exc.where), format_hint=True
+        )
+    if not result.stored:
+        errors = result.errors
+        if len(errors) == 1 and not errors[0].get("where"):  # the file is one record
+            error, errors = _cannot_share(errors[0]["message"]), []
+        else:
+            error = "Nothing in this file could be shared:"
+        return _upload_form_page(
+            request, form, status=400, error=error, record_errors=errors, format_hint=True
+        )
+    if user is None:
+        _remember_unlocked(request, [item.trajectory.share_id for item in result.stored])
+    response = render(
+        request,
+        "pages/upload_done.html",
+        {
+            "shared": [_shared_item(item) for item in result.stored],
+            "record_errors": result.errors,
+            "anonymous": user is None,
+        },
+        status=207 if result.errors else 201,
+    )
+    # The page holds the one-time passwords: no cache may keep it.
+    add_never_cache_headers(response)
+    return response
+
+
+def _upload_form_page(
+    request: HttpRequest, form: UploadForm, *, status: int = 200, **context
+) -> HttpResponse:
+    response = render(
         request,
         "pages/upload.html",
         {
-            "formats": _format_choices(),
+            "form": form,
+            "formats": format_choices(),
             "max_bytes": settings.TRAJHUB_MAX_BODY_BYTES,
             "anonymous_allowed": settings.TRAJHUB_ANONYMOUS_SHARING,
+            **context,
         },
+        status=status,
     )
+    if request.method == "POST":
+        add_never_cache_headers(response)
+    return response
+
+
+def _cannot_share(message: str, where: str = "") -> str:
+    return f"This file cannot be shared: {message}{f' ({where})' if where else ''}."
+
+
+def _sentence(message: str) -> str:
+    message = message.strip()
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
+
+
+def _shared_item(item: StoredTrajectory) -> dict:
+    trajectory = item.trajectory
+    if trajectory.visibility != Visibility.PUBLIC:
+        state = "private"
+    elif trajectory.review_state == ReviewState.APPROVED:
+        state = "public"
+    elif trajectory.review_state == ReviewState.PENDING:
+        state = "public once the automatic scan has passed"
+    else:
+        state = "public once a moderator has reviewed it"
+    path = trajectory.get_absolute_url()
+    return {
+        "trajectory": trajectory,
+        "created": item.created,
+        "password": item.password,
+        "path": path,
+        # The same base as the share API's `url`: the address people will share.
+        "url": settings.SITE_URL + path,
+        "manage_url": f"{settings.SITE_URL}{path}unlock",
+        "state": state,
+    }
 
 
 # --- The anonymous sharer's link-and-password page ------------------------------------------
@@ -238,13 +360,20 @@ def trajectory_unlock(request: HttpRequest, share_id: str) -> HttpResponse:
     trajectory = _holder_trajectory(share_id, request.POST.get("password", ""))
     if trajectory is None:
         return _refused(request, share_id)
-    unlocked = list(request.session.get(UNLOCKED_SESSION_KEY, []))
-    if trajectory.share_id not in unlocked:
-        unlocked.append(trajectory.share_id)
-        # Bounded: a session is not a place to collect every id one ever opened.
-        request.session[UNLOCKED_SESSION_KEY] = unlocked[-50:]
-    request.session.cycle_key()
+    _remember_unlocked(request, [trajectory.share_id])
     return redirect(trajectory.get_absolute_url())
+
+
+def _remember_unlocked(request: HttpRequest, share_ids: list[str]) -> None:
+    """This browser session may open these trajectories as their holder (who has the password:
+    it unlocked them, or just shared them and was shown the password)."""
+    unlocked = [
+        sid for sid in request.session.get(UNLOCKED_SESSION_KEY, []) if sid not in share_ids
+    ]
+    # Bounded: a session is not a place to collect every id one ever opened.
+    request.session[UNLOCKED_SESSION_KEY] = [*unlocked, *share_ids][-50:]
+    # A new session key with the new rights: a key planted before (session fixation) gains none.
+    request.session.cycle_key()
 
 
 @require_POST

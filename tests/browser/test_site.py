@@ -1,5 +1,5 @@
-"""The public site in real Chromium: home → browse → search → filter, the upload page from file
-choice to the one-time password, deleting with that password, and screenshots of every page.
+"""The public site in real Chromium: home → browse → search → filter, opening a private share
+with its password, and screenshots of every page. The upload page has test_upload.py.
 """
 
 from __future__ import annotations
@@ -8,12 +8,8 @@ import re
 
 import pytest
 
-from apps.trajectories.models import Trajectory
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.conftest import FIXTURES_DIR
 from tests.trajectories.site_factories import make_trajectory
-
-REAL = FIXTURES_DIR / "real"
 
 
 def assert_quiet(browser_page) -> None:
@@ -140,102 +136,6 @@ def test_skip_link_and_keyboard_navigation(browser_page, some_public):
     assert page.evaluate("document.activeElement.closest('main') !== null")
 
 
-def _choose_file_with_picker(page, name: str) -> None:
-    page.locator("#upload-file").set_input_files(str(REAL / name))
-
-
-def _drop_file(page, name: str) -> None:
-    """A real drop event carrying the file, as when dragging it from the desktop."""
-    content = (REAL / name).read_text()
-    handle = page.evaluate_handle(
-        """([name, content]) => {
-            const transfer = new DataTransfer();
-            transfer.items.add(new File([content], name, {type: "application/json"}));
-            return transfer;
-        }""",
-        [name, content],
-    )
-    page.locator("#dropzone").dispatch_event("dragenter", {"dataTransfer": handle})
-    assert "dragging" in page.locator("#dropzone").get_attribute("class")
-    page.locator("#dropzone").dispatch_event("drop", {"dataTransfer": handle})
-
-
-def test_anonymous_upload_shows_link_and_password_once_then_deletes_with_it(browser_page):
-    page = browser_page.page
-    browser_page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    browser_page.goto("/upload/")
-    assert page.get_by_role("button", name="Share").is_disabled()
-    assert page.locator("input[name=visibility][value=private]").is_checked()
-    browser_page.screenshot("upload-empty-desktop", full_page=True)
-
-    _choose_file_with_picker(page, "openhands_v0_basic_gui_mode.json")
-    preview = page.locator("#preview")
-    preview.get_by_text("OpenHands event array").wait_for()
-    summary = dict(
-        zip(
-            preview.locator("dt").all_inner_texts(),
-            preview.locator("dd").all_inner_texts(),
-            strict=True,
-        )
-    )
-    assert summary == {"Format": "OpenHands event array", "Trajectories": "1", "Events": "18"}
-    assert (
-        page.locator("#dropzone-file").inner_text().startswith("openhands_v0_basic_gui_mode.json")
-    )
-    assert Trajectory.objects.count() == 0  # the preview stored nothing
-    page.get_by_label("Feedback").fill("Clicked through the GUI as asked.")
-    page.get_by_text("Good", exact=True).click()
-    browser_page.screenshot("upload-preview-desktop", full_page=True)
-
-    page.get_by_role("button", name="Share").click()
-    result = page.locator("#upload-result")
-    result.get_by_role("heading", name="Shared").wait_for()
-    password = result.locator("#shared-password-0").input_value()
-    link = result.locator("#shared-link-0").input_value()
-    trajectory = Trajectory.objects.get()
-    assert link.endswith(f"/t/{trajectory.share_id}/")
-    assert trajectory.owner is None and trajectory.visibility == "private"
-    assert trajectory.polarity == "positive"
-    assert trajectory.feedback_text == "Clicked through the GUI as asked."
-    assert len(password) >= 16
-    assert "shown only this once" in result.inner_text()
-    assert page.locator("#upload-form").is_hidden()
-
-    result.locator(".copy-row", has=page.locator("#shared-password-0")).get_by_role(
-        "button", name="Copy"
-    ).click()
-    result.get_by_role("button", name="Copied").wait_for()
-    assert page.evaluate("navigator.clipboard.readText()") == password
-    browser_page.screenshot("upload-done-desktop", full_page=True)
-
-    # Once: a new visit to the page shows no password, and neither does the trajectory page.
-    browser_page.goto("/upload/")
-    assert password not in page.content()
-    response = browser_page.goto(f"/t/{trajectory.share_id}/")
-    assert response.status == 404  # private: not for a stranger's eyes
-    assert password not in page.content()
-    browser_page.screenshot("trajectory-404-unlock-desktop", full_page=True)
-
-    # The link-and-password page: a wrong password is refused neutrally...
-    browser_page.goto(f"/t/{trajectory.share_id}/unlock")
-    page.locator("#delete-password").fill("not-the-password")
-    page.get_by_label("Yes, delete this trajectory for good").check()
-    page.get_by_role("button", name="Delete the trajectory").click()
-    assert "No trajectory matches this link and password" in page.content()
-    assert Trajectory.objects.filter(pk=trajectory.pk).exists()
-    browser_page.screenshot("unlock-refused-desktop", full_page=True)
-
-    # ... and the right one deletes it.
-    page.locator("#delete-password").fill(password)
-    page.get_by_label("Yes, delete this trajectory for good").check()
-    page.get_by_role("button", name="Delete the trajectory").click()
-    page.get_by_role("heading", name="Deleted").wait_for()
-    assert not Trajectory.objects.filter(pk=trajectory.pk).exists()
-    browser_page.screenshot("deleted-desktop", full_page=True)
-    # The refused attempt above is a 404 answer the console reports; nothing else went wrong.
-    assert browser_page.dialogs == [] and browser_page.page_errors == []
-
-
 def test_unlock_with_the_password_opens_the_private_page(browser_page, real_fixture):
     from apps.trajectories.services import ShareOptions, trajectory_ingest
 
@@ -250,58 +150,6 @@ def test_unlock_with_the_password_opens_the_private_page(browser_page, real_fixt
     page.get_by_role("button", name="Open").click()
     page.wait_for_url(f"**/t/{stored.trajectory.share_id}/")
     assert "My private run" in page.title()
-
-
-def test_drag_and_drop_a_file_with_several_trajectories(browser_page):
-    page = browser_page.page
-    browser_page.goto("/upload/")
-    _drop_file(page, "openhands_resolver_mock_output_flat_legacy.jsonl")
-    preview = page.locator("#preview")
-    preview.get_by_text("Trajectories").wait_for()
-    assert preview.locator("dd").all_inner_texts()[1:] == ["2", "52"]
-    assert preview.locator(".preview-items li").count() == 2
-    assert page.locator("#dropzone").get_attribute("class") == "dropzone"
-    assert page.get_by_role("button", name="Share").is_enabled()
-    assert_quiet(browser_page)
-
-
-def test_unreadable_file_is_explained_and_cannot_be_shared(browser_page, tmp_path):
-    page = browser_page.page
-    broken = tmp_path / "notes.json"
-    broken.write_text('{"hello": "world"}')
-    browser_page.goto("/upload/")
-    page.locator("#upload-file").set_input_files(str(broken))
-    page.get_by_text("This file cannot be shared").wait_for()
-    assert (
-        "no known trajectory format matches an object with keys hello"
-        in page.locator("#preview").inner_text()
-    )
-    assert page.get_by_role("button", name="Share").is_disabled()
-    browser_page.screenshot("upload-error-desktop", full_page=True)
-
-
-def test_public_share_needs_the_licence(browser_page, owner, browser_login):
-    page = browser_page.page
-    browser_login(browser_page.context, owner)
-    browser_page.goto("/upload/")
-    _choose_file_with_picker(page, "openhands_v0_basic.json")
-    page.locator("#preview dd").first.wait_for()
-    assert not page.locator("#license-box").is_visible()
-    page.locator("input[name=visibility][value=public]").check()
-    assert page.locator("#license-box").is_visible()
-    page.get_by_role("button", name="Share").click()
-    assert "agree to the licence" in page.locator("#upload-status").inner_text()
-    assert Trajectory.objects.count() == 0
-
-    page.locator("#license-agreed").check()
-    page.get_by_role("button", name="Share").click()
-    page.locator("#upload-result").get_by_role("heading", name="Shared").wait_for()
-    trajectory = Trajectory.objects.get()
-    assert trajectory.owner == owner and trajectory.visibility == "public"
-    assert trajectory.license == "MIT"
-    # Signed in: no password, the trajectory is in the account.
-    assert page.locator("#shared-password-0").count() == 0
-    assert_quiet(browser_page)
 
 
 PAGES = [

@@ -42,7 +42,7 @@ def test_upload_page_offers_every_format_and_private_by_default(client):
     assert 'name="visibility" value="private" checked' in html
     assert 'name="license_agreed"' in html and "/license/" in html
     assert 'data-preview-url="/api/v1/trajectories/preview"' in html
-    assert 'action="/api/v1/trajectories"' in html
+    assert 'action="/upload/"' in html
     assert 'name="csrfmiddlewaretoken"' in html
     assert '<script src="/static/js/upload.js" defer></script>' in html
     assert "deletion" in html and "password" in html  # anonymous: says what they will get

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.utils.feedgenerator import Atom1Feed
@@ -10,6 +12,12 @@ from apps.trajectories import site_selectors
 from apps.trajectories.templatetags.trajhub_site import describe, public_title, redacted
 
 FEED_SIZE = 50
+# XML 1.0 has no place for these (terminal colours, bells in titles): Django refuses the whole feed.
+XML_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _xml(text: str) -> str:
+    return XML_CONTROL.sub("", text)
 
 
 class LatestPublicTrajectoriesFeed(Feed):
@@ -28,10 +36,10 @@ class LatestPublicTrajectoriesFeed(Feed):
         return site_selectors.public_latest(limit=FEED_SIZE)
 
     def item_title(self, item) -> str:
-        return public_title(item)
+        return _xml(public_title(item))
 
     def item_description(self, item) -> str:
-        return describe(item)
+        return _xml(describe(item))
 
     def item_link(self, item) -> str:
         return f"{settings.SITE_URL}{item.get_absolute_url()}"
@@ -43,8 +51,8 @@ class LatestPublicTrajectoriesFeed(Feed):
         return item.updated_at
 
     def item_author_name(self, item) -> str:
-        return redacted(item.agent, item) or "Unknown agent"
+        return _xml(redacted(item.agent, item)) or "Unknown agent"
 
     def item_categories(self, item):
         values = (redacted(item.agent, item), redacted(item.model_name, item), item.source_format)
-        return [value for value in values if value]
+        return [_xml(value) for value in values if _xml(value)]

@@ -250,7 +250,6 @@ def _upload_form_page(
         "pages/upload.html",
         {
             "form": form,
-            "formats": format_choices(),
             "max_bytes": settings.TRAJHUB_MAX_BODY_BYTES,
             "anonymous_allowed": settings.TRAJHUB_ANONYMOUS_SHARING,
             **context,

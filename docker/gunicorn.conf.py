@@ -23,5 +23,8 @@ max_requests_jitter = max_requests // 10
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
 accesslog = "-"
+# The path without the query string, and no referrer: the share API takes an anonymous sharer's
+# contact `email` as a query parameter, and email addresses never reach logs.
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s"'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")

@@ -12,7 +12,6 @@ task statuses, upload file names.
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from xml.etree import ElementTree
 
 import orjson
@@ -25,6 +24,7 @@ from apps.accounts.models import User
 from apps.moderation.models import AuditEntry
 from apps.trajectories.models import Event, Image, Tombstone, Trajectory
 from apps.trajectories.services import ShareOptions, trajectory_ingest
+from tests.security.html_check import Page, check
 
 pytestmark = pytest.mark.django_db
 
@@ -181,80 +181,6 @@ def hostile(django_db_setup, django_db_blocker):
             Tombstone.objects.filter(share_id=trajectory.share_id).delete()
             AuditEntry.objects.filter(share_id=trajectory.share_id).delete()
             User.objects.filter(pk__in=[owner.pk, staff.pk]).delete()
-
-
-# ---- the checker ----------------------------------------------------------------------------------
-
-RUNNABLE_SCHEME = re.compile(r"^(?:javascript|data|vbscript|file):", re.I)
-URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "poster", "srcset", "data"}
-NEVER_TAGS = {
-    "svg",
-    "math",
-    "iframe",
-    "object",
-    "embed",
-    "base",
-    "frame",
-    "frameset",
-    "style",
-    "link",
-}
-
-
-class Page(HTMLParser):
-    """Every element of an HTML document, with what would make it run script."""
-
-    def __init__(self, markup: str):
-        super().__init__(convert_charrefs=True)
-        self.problems: list[str] = []
-        self._script_open = False
-        self.feed(markup)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        values = {name: value or "" for name, value in attrs}
-        if tag == "script":
-            self._script_open = True
-            if not values.get("src", "").startswith("/static/"):
-                self.problems.append(f"<script> without a static src: {values}")
-        if tag in NEVER_TAGS and not (tag == "link" and values.get("rel") in _OWN_LINKS):
-            self.problems.append(f"<{tag}> {values}")
-        if tag == "meta" and values.get("http-equiv", "").lower() == "refresh":
-            self.problems.append("<meta http-equiv=refresh>")
-        for name, value in values.items():
-            if name.startswith("on"):
-                self.problems.append(f"<{tag} {name}=…> event handler")
-            if name == "style":
-                self.problems.append(f"<{tag} style=…> inline style")
-            if name in URL_ATTRIBUTES:
-                # Browsers drop whitespace and control characters before the scheme.
-                squeezed = re.sub(r"[\x00-\x20]", "", value)
-                if RUNNABLE_SCHEME.match(squeezed):
-                    self.problems.append(f"<{tag} {name}={value!r}>")
-
-    def handle_endtag(self, tag):
-        if tag == "script":
-            self._script_open = False
-
-    def handle_data(self, data):
-        if self._script_open and data.strip():
-            self.problems.append("inline script")
-
-
-_OWN_LINKS = {"stylesheet", "icon", "alternate", "canonical"}
-
-
-def check(response, name: str) -> list[str]:
-    assert response.status_code == 200, (name, response.status_code)
-    problems = [f"{name}: {problem}" for problem in Page(response.content.decode()).problems]
-    if response["Content-Type"].startswith("text/html"):
-        csp = response["Content-Security-Policy"]
-        if (
-            "script-src 'self'" not in csp
-            or "unsafe-inline" in csp.split("script-src")[1].split(";")[0]
-        ):
-            problems.append(f"{name}: CSP {csp!r}")
-    return problems
 
 
 def viewer_urls(trajectory: Trajectory) -> dict[str, tuple[str, dict]]:

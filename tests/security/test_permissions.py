@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import orjson
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -324,3 +325,57 @@ def test_pages_cannot_be_framed(client):
     response = client.get("/")
     assert response["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+
+
+# ---- anonymous shares: an email address is not a key ------------------------------------------
+
+
+def test_knowing_a_sharers_email_and_a_public_first_step_opens_nothing_of_theirs(
+    django_capture_on_commit_callbacks,
+):
+    """Anonymous shares with the same email continue each other (OpenHands re-shares a longer
+    session). A share *shorter* than a stored one, built from what its public page shows, must
+    not hand its sender a password to the stored one: that would unlock its redacted originals,
+    let them delete it and change its visibility."""
+    from tests.ingest_helpers import share_payload, v0_events
+
+    victim_email = "carol@victim-mail.test"
+    events = v0_events(3, task="deploy it")
+    events[2]["content"] = "token for carol.private@gmail.com\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        shared = Client().post(
+            "/share_od_trajectory",
+            orjson.dumps(share_payload(events, email=victim_email, permissions="public")),
+            content_type="application/json",
+        )
+    victim_id = shared.json()["body"]["feedback_id"]
+    Trajectory.objects.filter(share_id=victim_id).update(review_state="approved")
+    victim = Trajectory.objects.get(share_id=victim_id)
+    assert victim.redactions  # the address is redacted on its public page
+
+    # What anyone can read: the public export's first event.
+    export = orjson.loads(Client().get(f"{URL}/{victim_id}/download?format=openhands").content)
+    attacker = Client(REMOTE_ADDR="10.99.0.1")
+    answer = attacker.post(
+        "/share_od_trajectory",
+        orjson.dumps(share_payload(export[:1], email=victim_email, permissions="private")),
+        content_type="application/json",
+    ).json()["body"]
+    assert answer["feedback_id"] != victim_id
+    after = Trajectory.objects.get(share_id=victim_id)
+    assert (after.visibility, after.num_events) == ("public", victim.num_events)
+    assert after.deletion_password_hashes == victim.deletion_password_hashes
+    password = answer["password"]
+    assert attacker.post(f"/t/{victim_id}/unlock", {"password": password}).status_code == 404
+    assert attacker.get(f"/t/{victim_id}/events/3/json").content.count(b"carol.private") == 0
+    refused = attacker.delete(f"{URL}/{victim_id}", HTTP_X_DELETION_PASSWORD=password)
+    assert refused.status_code == 403
+    # The real sharer re-sharing the same session, longer, still continues it.
+    longer = v0_events(4, task="deploy it")
+    longer[2]["content"] = events[2]["content"]
+    again = Client().post(
+        "/share_od_trajectory",
+        orjson.dumps(share_payload(longer, email=victim_email, permissions="public")),
+        content_type="application/json",
+    )
+    assert again.json()["body"]["feedback_id"] == victim_id

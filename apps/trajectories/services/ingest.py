@@ -267,6 +267,11 @@ def _store_in_transaction(
     if scope_qs is not None:
         _advisory_lock(f"{scope_key}|{session_id or prepared.head}")
         existing, how = _find_same_session(scope_qs, session_id, prepared)
+        if how == "contained" and user is None:
+            # Shorter than a stored anonymous share, it adds nothing; and all its sender showed
+            # is the email and the first events, which a public share shows anyone. A password
+            # to the stored one would open its redacted originals to them: store it on its own.
+            existing, how = None, ""
         if existing is not None:
             existing = Trajectory.objects.select_for_update().filter(pk=existing.pk).first()
             if existing is None:  # deleted meanwhile: this share starts afresh

@@ -125,6 +125,10 @@ def _entries(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str
     fields, then the events by position. Events stream from the database in chunks."""
     yield None, "title", trajectory.title, None
     yield None, "feedback_text", trajectory.feedback_text, None
+    # Shown beside the title on every public surface (taken from the events' own fields).
+    yield None, "agent", trajectory.agent, None
+    yield None, "model_name", trajectory.model_name, None
+    yield None, "agent_version", trajectory.agent_version, None
     for path, text, key in _strings(trajectory.metadata or {}, "metadata"):
         yield None, path, text, key
     events = (

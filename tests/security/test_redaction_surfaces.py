@@ -188,3 +188,27 @@ def test_a_value_in_a_json_key_is_redacted_too(world: World, public):
     ):
         body = visitor.get(url, **headers).content.decode()
         assert "alice.leak" not in body, url
+
+
+def test_the_scan_reads_agent_model_and_version_too():
+    """They are public text like the title: a value found only there is still redacted (or, for
+    a secret, holds the trajectory for a moderator)."""
+    from apps.moderation.services import trajectory_scan
+    from tests.moderation import samples
+    from tests.moderation.conftest import make_trajectory
+
+    email = "jane.roe.agent@gmail.com"
+    personal = make_trajectory(
+        events=["ls"], agent=f"bot of {email}", agent_version=f"1.0 ({email})"
+    )
+    assert trajectory_scan(trajectory=personal).review_state == "approved"
+    personal.refresh_from_db()
+    assert personal.redactions == {email: "<EMAIL_1>"}
+    detail = Client().get(f"/api/v1/trajectories/{personal.share_id}").json()
+    assert (detail["agent"], detail["agent_version"]) == ("bot of <EMAIL_1>", "1.0 (<EMAIL_1>)")
+
+    key = samples.openai_key()
+    secret = make_trajectory(events=["ls"], model_name=f"proxy/{key}/gpt-4o")
+    result = trajectory_scan(trajectory=secret)
+    assert result.review_state == "held" and result.has_secrets
+    assert Client().get(f"/api/v1/trajectories/{secret.share_id}").status_code == 404

@@ -123,3 +123,38 @@ def test_downloads_are_attachments_with_a_name_that_cannot_break_out(world: Worl
         assert response["Content-Type"] in ("application/json", "application/octet-stream")
         assert "\n" not in disposition and "\r" not in disposition
         assert "Set-Cookie" not in response or "a=b" not in response["Set-Cookie"]
+
+
+def test_naming_another_trajectorys_image_in_an_upload_does_not_get_it(world: World):
+    """Images are linked to a trajectory only when its own upload held their bytes: writing
+    another trajectory's reference into an event neither serves that image through it nor keeps
+    the image alive once its trajectories are gone."""
+    import orjson
+
+    from apps.trajectories.services import ShareOptions, trajectory_ingest
+
+    held_image = world.images["held"]
+    events = [
+        {
+            "id": 1,
+            "source": "user",
+            "action": "message",
+            "args": {
+                "content": f"![x](trajhub-image:{held_image})",
+                "image_urls": [f"trajhub-image:{held_image}"],
+            },
+        }
+    ]
+    result = trajectory_ingest(
+        data=orjson.dumps(events),
+        user=world.users["other"],
+        options=ShareOptions(visibility="public", license_agreed=True, client_ip="10.44.0.1"),
+    )
+    mine = result.stored[0].trajectory
+    Trajectory.objects.filter(pk=mine.pk).update(review_state="approved")
+    assert not TrajectoryImage.objects.filter(trajectory=mine).exists()
+    client = world.client("other")
+    for url in image_urls(mine, held_image):
+        assert client.get(url).status_code == 404, url
+    page = client.get(mine.get_absolute_url()).content.decode()
+    assert f"/t/{mine.share_id}/images/{held_image}" in page  # the page asks; nothing answers

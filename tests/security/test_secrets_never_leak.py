@@ -260,3 +260,16 @@ def test_the_access_log_records_no_query_string_or_referrer():
     line = config.access_log_format % SafeAtoms(atoms)
     assert "POST /api/v1/trajectories HTTP/1.1" in line
     assert found_in(line) == [] and "email=" not in line
+
+
+def test_the_upload_preview_stores_nothing_and_echoes_no_secret(owner, private_storage):
+    body = orjson.dumps(payload("preview"))
+    answer = APIClient().post("/api/v1/trajectories/preview", body, content_type="application/json")
+    assert answer.status_code == 200 and answer.json()["events"] == 5
+    assert found_in(response_text(answer)) == []
+    assert Trajectory.objects.count() == 0 and storage_files(private_storage) == []
+    # A signed-in browser session needs the CSRF token here too (it is a POST).
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(owner)
+    refused = browser.post("/api/v1/trajectories/preview", body, content_type="application/json")
+    assert refused.status_code == 403

@@ -379,3 +379,43 @@ def test_knowing_a_sharers_email_and_a_public_first_step_opens_nothing_of_theirs
         content_type="application/json",
     )
     assert again.json()["body"]["feedback_id"] == victim_id
+
+
+def test_continuing_an_anonymous_share_carries_over_nothing_its_sender_did_not_send(
+    django_capture_on_commit_callbacks,
+):
+    """Continuing (a longer share of the same events and email) is how OpenHands re-shares, so
+    it is allowed to anyone who can send those events, and a public share's export shows them.
+    Then the continued share must hold only what the sender sent: a title of the original
+    sharer's, redacted on the public page, would be opened by the password they get."""
+    from tests.ingest_helpers import v0_events
+
+    email = "dave@victim-mail.test"
+    title_secret = "dave.private.title@gmail.com"
+    with django_capture_on_commit_callbacks(execute=True):
+        shared = Client().post(
+            f"{URL}?email={email}&visibility=public&license_agreed=true"
+            f"&title=Deploy for {title_secret}",
+            orjson.dumps(v0_events(2, task="deploy")),
+            content_type="application/json",
+        )
+    victim_id = shared.json()["trajectories"][0]["id"]
+    victim = Trajectory.objects.get(share_id=victim_id)
+    assert victim.review_state == "approved" and title_secret in victim.redactions
+    public_events = orjson.loads(
+        Client().get(f"{URL}/{victim_id}/download?format=openhands").content
+    )
+    attacker = Client(REMOTE_ADDR="10.99.0.2")
+    extra = {"id": 99, "source": "user", "action": "message", "args": {"content": "mine"}}
+    answer = attacker.post(
+        f"{URL}?email={email}",
+        orjson.dumps([*public_events, extra]),
+        content_type="application/json",
+    ).json()["trajectories"][0]
+    assert answer["id"] == victim_id  # continued, as OpenHands' re-shares are
+    assert (
+        attacker.post(f"/t/{answer['id']}/unlock", {"password": answer["password"]}).status_code
+        == 302
+    )
+    for url in (f"/t/{answer['id']}/", f"{URL}/{answer['id']}/download?format=original"):
+        assert title_secret not in attacker.get(url).content.decode(), url

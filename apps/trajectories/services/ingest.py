@@ -347,9 +347,10 @@ def _store_in_transaction(
         old_raw = trajectory.raw_path
         for name, value in fields.items():
             setattr(trajectory, name, value)
-        if options.title:
-            trajectory.title = title
-        elif not trajectory.title:
+        if options.title or not trajectory.title or user is None:
+            # Anonymously, continuing a share proves only the email and its events (which a
+            # public share shows anyone): keep nothing of the stored one they did not send (its
+            # title may hold what the public page redacts, and their password would open it).
             trajectory.title = title
         if trajectory.review_state not in (ReviewState.REJECTED, ReviewState.HIDDEN):
             # New content has not been scanned: it waits for the scan like a new share.

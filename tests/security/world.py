@@ -123,7 +123,6 @@ class World:
     users: dict[str, User | None]
     trajectories: dict[str, Trajectory]  # by state name; "anon" is an anonymous private share
     deleted_id: str  # a public trajectory that was deleted (only its tombstone is left)
-    anon_password: str
     images: dict[str, str] = field(default_factory=dict)  # state -> sha256 of its own image
 
     def client(self, caller: str) -> Client:
@@ -217,7 +216,6 @@ def build_world() -> World:
         users=users,
         trajectories=trajectories,
         deleted_id=deleted_id,
-        anon_password=anon.password or "",
         images=images,
     )
 

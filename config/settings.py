@@ -242,6 +242,8 @@ LOGIN_REDIRECT_URL = "/me/"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
+# Usernames are public ("shared by …", the API's owner field): they may not be email addresses.
+ACCOUNT_USERNAME_VALIDATORS = "apps.accounts.validators.username_validators"
 SOCIALACCOUNT_LOGIN_ON_GET = False
 SOCIALACCOUNT_PROVIDERS = {
     "github": {
@@ -258,6 +260,13 @@ SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", SITE_URL.startswith("h
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Behind a TLS-terminating proxy (TRAJHUB_SITE_URL is https): trust its X-Forwarded-Proto,
+# send HTTP to HTTPS, and tell browsers to stay on HTTPS.
+if SITE_URL.startswith("https://"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 60 * 60 * 24 * 365)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
 X_FRAME_OPTIONS = "DENY"
 
 # --- API ----------------------------------------------------------------------------------------

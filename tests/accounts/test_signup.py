@@ -1,0 +1,31 @@
+"""Local sign-up: usernames are public, so an email address is refused as one."""
+
+import pytest
+
+from apps.accounts.models import User
+
+pytestmark = pytest.mark.django_db
+
+
+def _signup(client, username):
+    return client.post(
+        "/accounts/signup/",
+        {
+            "username": username,
+            "password1": "a-long-pass-phrase-9",
+            "password2": "a-long-pass-phrase-9",
+        },
+    )
+
+
+def test_an_email_address_is_refused_as_a_username(client):
+    response = _signup(client, "jane.roe@corp-mail.io")
+    assert response.status_code == 200  # the form again
+    assert "Usernames are public" in response.content.decode()
+    assert not User.objects.filter(username__contains="@").exists()
+
+
+def test_a_plain_username_signs_up(client):
+    response = _signup(client, "jane.roe")
+    assert response.status_code == 302
+    assert User.objects.filter(username="jane.roe").exists()

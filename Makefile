@@ -6,10 +6,10 @@ PORT ?= 8000
 
 .PHONY: install run test lint bench clean
 
-$(BIN)/.installed: requirements.lock
+$(BIN)/.installed: requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "Installing dependencies from requirements.lock into $(VENV) ..."
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	@echo "Installing dependencies from requirements.txt into $(VENV) ..."
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
 install: $(BIN)/.installed

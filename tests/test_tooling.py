@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
-    # The venv's ruff (the one requirements.lock pins), on the repository root like `make lint`.
+    # The venv's ruff (the one requirements.txt pins), on the repository root like `make lint`.
     return subprocess.run(
         [sys.executable, "-m", "ruff", *args],
         cwd=ROOT,

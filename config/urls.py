@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from apps.trajectories.views_health import healthz
+from apps.trajectories.views import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -187,7 +187,7 @@ def test_browse_and_search_never_show_what_is_not_public(request, owner, caller)
 
 
 def test_counting_stops_at_the_cap(client, monkeypatch):
-    monkeypatch.setattr("apps.trajectories.views_site.SEARCH_COUNT_CAP", 30)
+    monkeypatch.setattr("apps.trajectories.views.site.SEARCH_COUNT_CAP", 30)
     for index in range(35):
         make_trajectory(title=f"Common word run {index}")
 

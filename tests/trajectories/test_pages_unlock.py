@@ -6,7 +6,7 @@ import pytest
 
 from apps.trajectories.models import Tombstone, Trajectory
 from apps.trajectories.services import ShareOptions, trajectory_ingest
-from apps.trajectories.views_site import UNLOCK_ATTEMPTS, UNLOCKED_SESSION_KEY
+from apps.trajectories.views.site import UNLOCK_ATTEMPTS, UNLOCKED_SESSION_KEY
 from tests.trajectories.site_factories import make_trajectory
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from django.test import Client
 from apps.trajectories.importers import FORMATS
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_check_password
-from apps.trajectories.views_site import UNLOCKED_SESSION_KEY
+from apps.trajectories.views.site import UNLOCKED_SESSION_KEY
 from tests.trajectories.test_pages import assert_csp_clean
 from tests.trajectories.test_pages_upload import AMBIGUOUS
 

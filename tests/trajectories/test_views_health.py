@@ -65,12 +65,12 @@ def test_broken_storage_answers_503(client, settings, tmp_path):
 def test_database_failure_answers_503(client, monkeypatch):
     from django.db import OperationalError
 
-    from apps.trajectories import views_health
+    from apps.trajectories.views import health
 
     def refuse():
         raise OperationalError("connection to server at 127.0.0.1 refused")
 
-    monkeypatch.setitem(views_health.CHECKS, "database", refuse)
+    monkeypatch.setitem(health.CHECKS, "database", refuse)
     response = client.get("/healthz")
     assert response.status_code == 503
     assert (

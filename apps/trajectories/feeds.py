@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.utils.feedgenerator import Atom1Feed
 
-from apps.trajectories import site_selectors
+from apps.trajectories.selectors import site as site_selectors
 from apps.trajectories.templatetags.trajhub_site import describe, public_title, redacted
 
 FEED_SIZE = 50

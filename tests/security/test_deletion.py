@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from apps.moderation.models import AuditAction, AuditEntry, Finding
 from apps.trajectories.models import Event, Image, Tombstone, Trajectory, TrajectoryImage
-from apps.trajectories.selectors_viewer import UNLOCKED_SESSION_KEY
+from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import ShareOptions, trajectory_ingest
 from tests.ingest_helpers import storage_files
 from tests.trajectories.viewer_factories import data_url, png

@@ -20,7 +20,7 @@ from django.test import Client
 from apps.accounts.models import User
 from apps.moderation.models import AuditEntry
 from apps.trajectories.models import Image, Tombstone, Trajectory, TrajectoryImage
-from apps.trajectories.selectors_viewer import UNLOCKED_SESSION_KEY
+from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import (
     ShareOptions,
     trajectory_delete,

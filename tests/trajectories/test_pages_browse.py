@@ -230,8 +230,8 @@ def test_search_uses_the_full_text_index_on_postgresql():
     """The browse search (the shared FilterSet's `q`) can be answered from the GIN index."""
     from django.db import connection
 
-    from apps.trajectories import site_selectors
     from apps.trajectories.filters import TrajectoryFilter
+    from apps.trajectories.selectors import site as site_selectors
 
     if connection.vendor != "postgresql":
         from tests.conftest import skip_or_fail
@@ -256,8 +256,8 @@ def test_search_uses_the_full_text_index_on_postgresql():
 @pytest.mark.parametrize("ordering", ["-created", "created", "-events", "events"])
 def test_few_matches_are_sorted_the_same_after_the_index_found_them(ordering):
     """sorted_after_matching (used when a search has few matches) keeps rows and order."""
-    from apps.trajectories import site_selectors
     from apps.trajectories.filters import TrajectoryFilter
+    from apps.trajectories.selectors import site as site_selectors
 
     _many_public(300)
     make_trajectory(title="Extra", events=["marker7z again"], num_events=99)

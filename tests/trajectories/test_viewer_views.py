@@ -12,7 +12,7 @@ from django.core.files.storage import storages
 from django.test import Client
 
 from apps.trajectories.models import Event, Image, Trajectory, TrajectoryImage
-from apps.trajectories.selectors_viewer import UNLOCKED_SESSION_KEY
+from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from tests.trajectories.viewer_factories import ingest, openhands_session, session_bytes
 
 pytestmark = pytest.mark.django_db

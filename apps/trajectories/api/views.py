@@ -49,7 +49,7 @@ from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redact_data
-from apps.trajectories.selectors_viewer import SAFE_IMAGE_TYPES, trajectory_access
+from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, trajectory_access
 
 JSON_TYPES = {
     "application/json",

@@ -1,7 +1,7 @@
 """The public site around the trajectory viewer: home, browse, upload, the anonymous sharer's
 link-and-password page, a minimal dashboard, and the static pages.
 
-Views are thin: reads come from site_selectors (every public one from `public()`), writes from
+Views are thin: reads come from selectors/site.py (every public one from `public()`), writes from
 services. Everything a template shows is escaped by the template; nothing is marked safe.
 """
 
@@ -23,12 +23,12 @@ from django.utils.functional import SimpleLazyObject, cached_property
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from apps.trajectories import site_selectors
 from apps.trajectories.api.body import BodyError, check_declared_length
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
 from apps.trajectories.http import client_ip
 from apps.trajectories.models import Polarity, ReviewState, Visibility
+from apps.trajectories.selectors import site as site_selectors
 from apps.trajectories.services import (
     FormatError,
     RateLimited,

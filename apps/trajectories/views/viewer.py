@@ -26,7 +26,7 @@ from apps.trajectories.rendering import (
     event_json_html,
     present_event,
 )
-from apps.trajectories.selectors_viewer import (
+from apps.trajectories.selectors.viewer import (
     Access,
     event_at,
     event_chunk,
@@ -275,7 +275,7 @@ def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
 def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpResponse:
     """An image the trajectory refers to, from the private "default" storage, if the caller may see it."""
     access = trajectory_access(request, share_id)
-    # Only raster types (selectors_viewer.SAFE_IMAGE_TYPES): never SVG or HTML from our origin.
+    # Only raster types (selectors/viewer.py SAFE_IMAGE_TYPES): never SVG or HTML from our origin.
     image = image_for(access.trajectory, sha256)
     try:
         handle = storages["default"].open(image.path, "rb")

@@ -1,6 +1,6 @@
 """Reads behind the public site pages (home, browse facets, dashboard, sitemap, feed).
 
-A module of its own rather than selectors.py so that the site and the API can grow side by side;
+A module of its own rather than selectors/__init__.py so that the site and the API can grow side by side;
 every public read here starts from `Trajectory.objects.public()`, the one place visibility lives.
 """
 

@@ -1,0 +1,84 @@
+"""The sharegpt export: {"conversations": [{from, value}], "system"?, "tools"?} for LLaMA-Factory.
+
+Its loader drops any conversation that does not alternate human|observation with
+gpt|function_call and end on the latter. ShareGPT cannot give a tool call a thought, nor hold an
+agent message right before a tool call: those texts are dropped there (the openai export keeps
+them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from apps.trajectories.exporters.common import (
+    _dumps,
+    _images,
+    _parse_json_object,
+    conversation,
+    tool_definitions,
+)
+from apps.trajectories.importers.base import CanonicalEvent
+
+INPUT_SIDE = {"human", "observation"}
+
+
+def to_sharegpt(events: list[CanonicalEvent], meta: dict) -> dict:
+    talk = conversation(events)
+    turns: list[dict] = []
+    for turn in talk.turns:
+        if turn.role == "user":
+            role, value = "human", turn.text
+        elif turn.role == "assistant":
+            role, value = "gpt", turn.text
+        elif turn.role == "calls":
+            calls = [
+                {"name": call.name, "arguments": _parse_json_object(call.arguments) or {}}
+                for call in turn.calls
+            ]
+            role, value = "function_call", _dumps(calls[0] if len(calls) == 1 else calls)
+        else:
+            role, value = "observation", turn.text
+        _append_alternating(turns, role, value)
+    # LLaMA-Factory wants the first turn from the human side and the last from the model's.
+    while turns and turns[0]["from"] not in INPUT_SIDE:
+        turns.pop(0)
+    while turns and turns[-1]["from"] in INPUT_SIDE:
+        turns.pop()
+    payload: dict[str, Any] = {"conversations": turns}
+    if talk.system:
+        payload["system"] = talk.system
+    tools = tool_definitions(events, meta)
+    if tools:
+        payload["tools"] = _dumps([tool["function"] for tool in tools])
+    images = _images(meta)
+    if images:
+        payload["images"] = images
+    return payload
+
+
+def _append_alternating(turns: list[dict], role: str, value: str) -> None:
+    """Add a turn, merging it into the last one when both are on the same side."""
+    if not turns or (turns[-1]["from"] in INPUT_SIDE) != (role in INPUT_SIDE):
+        turns.append({"from": role, "value": value})
+        return
+    last = turns[-1]
+    if last["from"] == role == "function_call":
+        # Parallel calls: one function_call turn holding the list.
+        previous = orjson.loads(last["value"])
+        current = orjson.loads(value)
+        merged = (previous if isinstance(previous, list) else [previous]) + (
+            current if isinstance(current, list) else [current]
+        )
+        last["value"] = _dumps(merged)
+    elif last["from"] == role:
+        last["value"] = "\n\n".join(part for part in (last["value"], value) if part)
+    elif role in INPUT_SIDE:
+        # A tool result then the user speaking (or the reverse): one human turn with both.
+        last["value"] = "\n\n".join(part for part in (last["value"], value) if part)
+        last["from"] = "human"
+    elif role == "function_call":
+        # An agent message right before a tool call: the call stays, the text has no place.
+        last["from"], last["value"] = role, value
+    # else: a message right after an unanswered call; the call stays.

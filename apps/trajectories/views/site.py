@@ -29,6 +29,7 @@ from apps.trajectories.forms import UploadForm, format_choices
 from apps.trajectories.http import client_ip
 from apps.trajectories.models import Polarity, ReviewState, Visibility
 from apps.trajectories.selectors import site as site_selectors
+from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import (
     FormatError,
     RateLimited,
@@ -39,7 +40,6 @@ from apps.trajectories.services import (
     trajectory_ingest,
 )
 
-UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 UNLOCK_ATTEMPTS = 10  # failed password attempts per client address ...
 UNLOCK_WINDOW_SECONDS = 15 * 60  # ... per this many seconds
 BROWSE_PAGE_SIZES = (25, 50, 100)

@@ -1,0 +1,1 @@
+"""TrajHub command-line client (standard library only: see trajhub.py)."""

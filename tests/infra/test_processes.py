@@ -70,7 +70,7 @@ def test_compose_runs_these_commands():
 
     dockerfile = DOCKERFILE.read_text()
     assert dockerfile.splitlines()[2] == "FROM python:3.11-slim"
-    assert "pip install -r requirements.txt" in dockerfile
+    assert "pip install -r requirements-prod.txt" in dockerfile
     assert "collectstatic" in dockerfile
     (cmd,) = [line for line in dockerfile.splitlines() if line.startswith("CMD ")]
     assert json.loads(cmd.removeprefix("CMD ")) == PROCESSES["web"]

@@ -288,6 +288,16 @@ class CardBuilder:
             tone=tone,
         )
 
+    def _cut(self, text: object, **clip: int):
+        """Marked text clipped for the card (in full on the "show all" block), or None if blank."""
+        text = as_str(text)
+        if not text.strip():
+            return None
+        marked = self.ctx.marks.mark(text.rstrip("\n"))
+        if self._full():
+            return t.clip(marked, lines=t.FULL_LINES, chars=t.FULL_CHARS)
+        return t.clip(marked, **clip)
+
     def code(
         self,
         text: str,
@@ -298,14 +308,9 @@ class CardBuilder:
         collapsed: bool = False,
         summary: str = "",
     ) -> None:
-        text = as_str(text)
-        if not text.strip():
+        cut = self._cut(text)
+        if cut is None:
             return
-        marked = self.ctx.marks.mark(text.rstrip("\n"))
-        if self._full():
-            cut = t.clip(marked, lines=t.FULL_LINES, chars=t.FULL_CHARS)
-        else:
-            cut = t.clip(marked)
         body = t.highlight(cut.head, filename=filename, language=language)
         note = self._clip_note(cut)
         self._add(
@@ -327,14 +332,9 @@ class CardBuilder:
         collapsed: bool = False,
         summary: str = "",
     ) -> None:
-        text = as_str(text)
-        if not text.strip():
+        cut = self._cut(text, tail=tail)
+        if cut is None:
             return
-        marked = self.ctx.marks.mark(text.rstrip("\n"))
-        if self._full():
-            cut = t.clip(marked, lines=t.FULL_LINES, chars=t.FULL_CHARS)
-        else:
-            cut = t.clip(marked, tail=tail)
         parts = [f'<pre class="out">{t.escape(t.clean_terminal(cut.head))}</pre>']
         if cut.clipped and cut.tail:
             parts.append(

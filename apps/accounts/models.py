@@ -30,3 +30,67 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
+
+
+class NoticeKind(models.TextChoices):
+    """What a notice tells a contributor. Each kind has a subject and a body template under
+    templates/accounts/notices/, and its own unsubscribe link."""
+
+    HELD = "held", "Held for review"
+    REJECTED = "rejected", "Rejected"
+    HIDDEN = "hidden", "Hidden by a moderator"
+    REPORTED = "reported", "Reported"
+    TAKEDOWN = "takedown", "Taken down"
+    RELEASE_ANNOUNCED = "release_announced", "About to go into a release"
+    EXPORT_READY = "export_ready", "Your data export is ready"
+
+
+class Notice(models.Model):
+    """Something that happened to a contributor's share (or account), told by email and, for
+    accounts, listed in the dashboard.
+
+    It names the trajectory by share id, not by key: accounts import nothing of the other apps,
+    and a notice (say, a takedown) outlives the trajectory. `email` is the anonymous recipient's
+    address only until the email has gone out: the task clears it after sending.
+    """
+
+    user = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.CASCADE, related_name="notices"
+    )
+    email = models.EmailField(blank=True)
+    kind = models.CharField(max_length=20, choices=NoticeKind.choices)
+    share_id = models.CharField(max_length=64, blank=True)
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    reason = models.TextField(blank=True)
+    link = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="notice_user_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} notice {self.pk}"
+
+
+class NoticeOptOut(models.Model):
+    """An address that unsubscribed from one kind of notice email.
+
+    The address is kept only as an HMAC (notices.address_hash): enough to recognise it, useless
+    to anyone who reads the table.
+    """
+
+    address_hash = models.CharField(max_length=64)
+    kind = models.CharField(max_length=20, choices=NoticeKind.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["address_hash", "kind"], name="optout_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"opt-out {self.kind} {self.address_hash[:8]}"

@@ -1,1 +1,7 @@
-urlpatterns: list = []
+from django.urls import path
+
+from apps.accounts.views import notices
+
+urlpatterns = [
+    path("notices/unsubscribe/<str:token>", notices.unsubscribe, name="notice-unsubscribe"),
+]

@@ -1,0 +1,1 @@
+"""Accounts' pages: the dashboard (/me/), profiles, tokens, claims, notices, export, deletion."""

@@ -1,0 +1,30 @@
+"""Notice pages: the one-click unsubscribe that every notice email links to."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from apps.accounts import notices
+from apps.accounts.models import NoticeKind
+
+
+# Mail clients send RFC 8058's one-click POST without a CSRF token; the signed token in the URL
+# is what proves the request, and all it can do is stop emails.
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    """GET: a page with one button (link scanners in mail systems follow GETs, so a GET changes
+    nothing). POST: unsubscribe that address from that kind of notice email."""
+    read = notices.unsubscribe_read(token)
+    if read is None:
+        return render(request, "accounts/unsubscribe.html", {"invalid": True}, status=404)
+    kind_label = NoticeKind(read[1]).label.lower()
+    if request.method == "POST":
+        notices.notice_unsubscribe(token=token)
+        return render(
+            request, "accounts/unsubscribe.html", {"done": True, "kind_label": kind_label}
+        )
+    return render(request, "accounts/unsubscribe.html", {"token": token, "kind_label": kind_label})

@@ -23,7 +23,7 @@ from django.utils import timezone
 from apps.moderation import scanners
 from apps.moderation.models import AuditAction, AuditEntry, Finding, FindingCategory
 from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
-from apps.trajectories.services import trajectory_search_refresh
+from apps.trajectories.services import announce_public_change, trajectory_search_refresh
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -307,6 +307,9 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
                 )
         if not changed:
             Trajectory.objects.filter(pk=pk).update(redactions=redactions)
+        if changed or redactions != previous_redactions:
+            # Approved (enters public() if public), held, or shown with other placeholders.
+            announce_public_change([pk])
     trajectory.refresh_from_db(fields=["review_state", "redactions", "published_at"])
     if trajectory.redactions != previous_redactions:
         # Search must never find a trajectory by what its redactions hide.
@@ -362,6 +365,7 @@ def _moderate(*, trajectory: Trajectory, moderator: User, note: str, to: ReviewS
             raise ModerationError(
                 f"a {before} trajectory cannot be {to}; allowed from: {', '.join(allowed)}"
             )
+        announce_public_change([trajectory.pk])
         AuditEntry.objects.create(
             actor=moderator,
             action=_AUDIT_ACTION[to],

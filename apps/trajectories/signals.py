@@ -2,6 +2,9 @@
 
 `trajectory_stored` is sent after the transaction that created or updated a trajectory commits
 (moderation listens and queues the scan). `trajectory_deleted` is sent after a deletion commits.
+`public_set_changed` is sent after any commit that may have moved trajectories into or out of
+`Trajectory.objects.public()`; whatever caches public data (browse facets, stats, retrieval)
+forgets it there, because a trajectory that just became private must not linger in a cache.
 """
 
 from django.dispatch import Signal
@@ -10,3 +13,9 @@ from django.dispatch import Signal
 trajectory_stored = Signal()
 # kwargs: share_id (str), was_public (bool)
 trajectory_deleted = Signal()
+# Sent after commit (transaction.on_commit) with sender=Trajectory and
+# trajectory_ids=list[int] whenever trajectories may have entered or left public():
+# visibility changes, review-state changes (scan, moderation, approve/reject/hide), redaction
+# changes, deletion (sent after the commit with the ids of the rows that are gone: receivers
+# treat a missing row as gone). Services send it through services.announce_public_change().
+public_set_changed = Signal()

@@ -6,6 +6,7 @@ every public read here starts from `Trajectory.objects.public()`, the one place 
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -53,6 +54,7 @@ LIST_FIELDS = (
 )
 FACET_CACHE_SECONDS = 300
 FACET_LIMIT = 200
+FACET_GENERATION_KEY = "site:public-facets:generation"
 
 
 @dataclass(frozen=True)
@@ -105,18 +107,30 @@ def public_latest(*, limit: int = 8) -> list[Trajectory]:
 def public_facets() -> dict[str, list[str]]:
     """Distinct agents and models of public trajectories, for the browse filters' suggestions.
 
-    Cached for a few minutes: they change slowly and a DISTINCT over every public row on each
-    browse page would cost more than the page itself.
+    Cached for a few minutes: a DISTINCT over every public row on each browse page would cost
+    more than the page itself. The cache key carries a generation that `public_facets_forget()`
+    moves on whenever the public set changes, so a value that just left `public()` is never
+    served from the cache; a page that computed facets from the old rows while the change
+    committed stores them under the old generation, which nobody reads any more.
     """
-    facets = cache.get("site:public-facets")
+    key = f"site:public-facets:{cache.get_or_set(FACET_GENERATION_KEY, 0, None)}"
+    facets = cache.get(key)
     if facets is None:
         public = Trajectory.objects.public()
         facets = {
             "agents": _distinct(public, "agent"),
             "models": _distinct(public, "model_name"),
         }
-        cache.set("site:public-facets", facets, FACET_CACHE_SECONDS)
+        cache.set(key, facets, FACET_CACHE_SECONDS)
     return facets
+
+
+def public_facets_forget() -> None:
+    """The public set changed: the next browse page computes its facets afresh."""
+    try:
+        cache.incr(FACET_GENERATION_KEY)
+    except ValueError:  # no generation yet (or evicted): any new one misses the old keys
+        cache.set(FACET_GENERATION_KEY, secrets.randbits(48), None)
 
 
 def _distinct(queryset: QuerySet[Trajectory], field: str) -> list[str]:

@@ -29,6 +29,7 @@ from apps.trajectories.services.limits import (
     ingest_limits,
     normalize_email,
 )
+from apps.trajectories.services.notify import announce_public_change
 from apps.trajectories.services.passwords import (
     PASSWORD_SCHEME,
     hash_deletion_password,
@@ -53,6 +54,7 @@ __all__ = [
     "ShareOptions",
     "SharingRefused",
     "StoredTrajectory",
+    "announce_public_change",
     "hash_deletion_password",
     "image_read",
     "ingest_limits",

@@ -18,7 +18,11 @@ from apps.trajectories.models import (
 )
 from apps.trajectories.services.cleaning import NUL_REPLACEMENT
 from apps.trajectories.services.errors import InvalidShare
-from apps.trajectories.services.notify import _on_commit_stored, _send_robust
+from apps.trajectories.services.notify import (
+    _on_commit_stored,
+    _send_robust,
+    announce_public_change,
+)
 from apps.trajectories.services.search import trajectory_search_refresh
 from apps.trajectories.services.storage import _delete_orphan_images, _delete_quietly, _storage
 from apps.trajectories.signals import trajectory_deleted
@@ -82,6 +86,8 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
             trajectory_search_refresh(trajectory=trajectory)
         if rescan:
             _on_commit_stored(trajectory.pk, created=False)
+        if "visibility" in changed or "review_state" in changed:
+            announce_public_change([trajectory.pk])
     return trajectory
 
 
@@ -121,7 +127,9 @@ def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombs
     image_ids = list(
         TrajectoryImage.objects.filter(trajectory=trajectory).values_list("image_id", flat=True)
     )
-    Trajectory.objects.filter(pk=trajectory.pk).delete()
+    pk = trajectory.pk
+    Trajectory.objects.filter(pk=pk).delete()
+    announce_public_change([pk])
     _delete_orphan_images(image_ids)
     if raw_path:
         transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))

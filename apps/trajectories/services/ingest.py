@@ -41,7 +41,7 @@ from apps.trajectories.services.limits import (
     ingest_limits,
     normalize_email,
 )
-from apps.trajectories.services.notify import _on_commit_stored
+from apps.trajectories.services.notify import _on_commit_stored, announce_public_change
 from apps.trajectories.services.passwords import hash_deletion_password, new_deletion_password
 from apps.trajectories.services.prepare import _prepare_events, _Prepared, _PreparedEvent
 from apps.trajectories.services.search import _search_text, _update_search_vector
@@ -318,6 +318,7 @@ def _store_in_transaction(
             ]
         trajectory.save()
         _on_commit_stored(trajectory.pk, created=False)
+        announce_public_change([trajectory.pk])  # its visibility or review state may have moved
         return StoredTrajectory(trajectory=trajectory, created=False, password=password)
 
     title = _clip(options.title or canonical.title, 300)
@@ -386,6 +387,10 @@ def _store_in_transaction(
         _delete_orphan_images(old_images)
     _update_search_vector(trajectory)
     _on_commit_stored(trajectory.pk, created=created)
+    if not created:
+        # A re-share goes back to pending (and may change visibility): it may leave public().
+        # A new share is pending, outside public() until its scan says otherwise.
+        announce_public_change([trajectory.pk])
     return StoredTrajectory(trajectory=trajectory, created=created, password=password)
 
 

@@ -1,16 +1,18 @@
-"""Telling listeners (moderation queues its scan, records deletions) that a trajectory was stored
-or deleted, once the transaction has committed."""
+"""Telling listeners (moderation queues its scan, records deletions; caches of public data forget
+it) that a trajectory was stored, deleted or may have entered or left `public()`, once the
+transaction has committed."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
 from django.dispatch import Signal
 
 from apps.trajectories.models import Trajectory
-from apps.trajectories.signals import trajectory_stored
+from apps.trajectories.signals import public_set_changed, trajectory_stored
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +21,21 @@ def _on_commit_stored(pk: int, *, created: bool) -> None:
     transaction.on_commit(
         lambda: _send_robust(trajectory_stored, trajectory_id=pk, created=created)
     )
+
+
+def announce_public_change(ids: Iterable[int]) -> None:
+    """Say, once the current transaction commits, that these trajectories may have entered or
+    left `public()` (visibility, review state, redactions, deletion).
+
+    Every service that changes one of those calls it, however it writes (save, a conditional
+    `.update()`, a delete): listeners cannot tell such changes apart from model signals, and a
+    conditional update sends none. Sent after the commit so that a listener that recomputes
+    reads the new state; nothing is sent if the transaction rolls back.
+    """
+    trajectory_ids = sorted({int(pk) for pk in ids})
+    if not trajectory_ids:
+        return
+    transaction.on_commit(lambda: _send_robust(public_set_changed, trajectory_ids=trajectory_ids))
 
 
 def _send_robust(signal: Signal, **kwargs: Any) -> None:

@@ -1,0 +1,10 @@
+"""Reactions of the trajectories app to its own signals, connected in TrajectoriesConfig.ready()."""
+
+from __future__ import annotations
+
+
+def forget_public_facets(sender, *, trajectory_ids: list[int], **kwargs) -> None:
+    """Trajectories entered or left public(): the browse facets must not outlive them."""
+    from apps.trajectories.selectors.site import public_facets_forget
+
+    public_facets_forget()

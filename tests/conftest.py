@@ -11,6 +11,10 @@ from rest_framework.test import APIClient
 FIXTURES_DIR = Path(
     os.environ.get("TRAJHUB_FIXTURES_DIR", settings.BASE_DIR.parent / "shared" / "fixtures")
 )
+# The suite's own small trajectories, one per format (tests/samples/make_samples.py writes them):
+# present on every machine, so import, page and upload tests never depend on the shared files.
+SAMPLES_DIR = Path(__file__).parent / "samples"
+SAMPLE_FILES = sorted(path.name for path in SAMPLES_DIR.glob("*") if path.suffix != ".py")
 REQUIRE_SERVICES = os.environ.get("TRAJHUB_REQUIRE_SERVICES") == "1"
 # Fixtures of the ingest and API tests (private_storage), usable from any test folder.
 pytest_plugins = ["tests.ingest_helpers"]
@@ -42,6 +46,14 @@ def real_fixture(fixtures_dir):
 def made_fixture(fixtures_dir):
     def read(name: str) -> bytes:
         return (fixtures_dir / "made" / name).read_bytes()
+
+    return read
+
+
+@pytest.fixture
+def sample():
+    def read(name: str) -> bytes:
+        return (SAMPLES_DIR / name).read_bytes()
 
     return read
 

@@ -59,8 +59,8 @@ def test_options_come_from_the_query_string_with_a_json_body(client_as, owner):
     assert trajectory.client_session_id == "abc"
 
 
-def test_multipart_upload_with_form_fields(client_as, owner, real_fixture):
-    data = real_fixture("openhands_v0_basic_interactions.json")
+def test_multipart_upload_with_form_fields(client_as, owner, sample):
+    data = sample("openhands_v0_events.json")
     upload = io.BytesIO(data)
     upload.name = "basic_interactions.json"
     response = client_as(owner).post(
@@ -74,7 +74,7 @@ def test_multipart_upload_with_form_fields(client_as, owner, real_fixture):
         trajectory.title == "From a file" and trajectory.raw_filename == "basic_interactions.json"
     )
     assert services.raw_read(trajectory) == data  # byte-exact
-    assert trajectory.num_events == 6
+    assert trajectory.num_events == 11
 
 
 def test_multipart_gzip_file_is_inflated(client_as, owner):

@@ -136,11 +136,11 @@ def test_skip_link_and_keyboard_navigation(browser_page, some_public):
     assert page.evaluate("document.activeElement.closest('main') !== null")
 
 
-def test_unlock_with_the_password_opens_the_private_page(browser_page, real_fixture):
+def test_unlock_with_the_password_opens_the_private_page(browser_page, sample):
     from apps.trajectories.services import ShareOptions, trajectory_ingest
 
     stored = trajectory_ingest(
-        data=real_fixture("openhands_v0_basic_interactions.json"),
+        data=sample("openhands_v0_events.json"),
         user=None,
         options=ShareOptions(visibility="private", title="My private run"),
     ).stored[0]

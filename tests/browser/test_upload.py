@@ -10,9 +10,8 @@ import pytest
 
 from apps.trajectories.models import Trajectory
 from tests.browser.conftest import DESKTOP, PHONE, BrowserPage
-from tests.conftest import FIXTURES_DIR
+from tests.conftest import SAMPLES_DIR
 
-REAL = FIXTURES_DIR / "real"
 # Read as ShareGPT when detected (2 turns), as OpenAI chat messages when chosen (3 messages).
 AMBIGUOUS = {
     "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}],
@@ -39,12 +38,12 @@ def assert_fits(page, viewport) -> None:
 
 
 def _choose_file_with_picker(page, name: str) -> None:
-    page.locator("#upload-file").set_input_files(str(REAL / name))
+    page.locator("#upload-file").set_input_files(str(SAMPLES_DIR / name))
 
 
 def _drop_file(page, name: str) -> None:
     """A real drop event carrying the file, as when dragging it from the desktop."""
-    content = (REAL / name).read_text()
+    content = (SAMPLES_DIR / name).read_text()
     handle = page.evaluate_handle(
         """([name, content]) => {
             const transfer = new DataTransfer();
@@ -95,16 +94,14 @@ def test_anonymous_upload_shows_link_and_password_once_then_deletes_with_it(brow
     assert page.get_by_label("Format").input_value() == ""  # detect automatically
     browser_page.screenshot("upload-empty-desktop", full_page=True)
 
-    _choose_file_with_picker(page, "openhands_v0_basic_gui_mode.json")
+    _choose_file_with_picker(page, "openhands_v0_events.json")
     page.locator("#preview").get_by_text("OpenHands event array").wait_for()
     assert _preview_summary(page) == {
         "Format": "OpenHands event array",
         "Trajectories": "1",
-        "Events": "18",
+        "Events": "11",
     }
-    assert (
-        page.locator("#dropzone-file").inner_text().startswith("openhands_v0_basic_gui_mode.json")
-    )
+    assert page.locator("#dropzone-file").inner_text().startswith("openhands_v0_events.json")
     assert Trajectory.objects.count() == 0  # the preview stored nothing
     page.get_by_label("Feedback").fill("Clicked through the GUI as asked.")
     page.get_by_text("Good", exact=True).click()
@@ -122,7 +119,7 @@ def test_anonymous_upload_shows_link_and_password_once_then_deletes_with_it(brow
     assert trajectory.owner is None and trajectory.visibility == "private"
     assert trajectory.polarity == "positive"
     assert trajectory.feedback_text == "Clicked through the GUI as asked."
-    assert trajectory.raw_filename == "openhands_v0_basic_gui_mode.json"
+    assert trajectory.raw_filename == "openhands_v0_events.json"
     assert len(password) >= 16
     assert password not in page.url
     assert "shown only this once" in result.inner_text()
@@ -171,18 +168,18 @@ def test_anonymous_upload_shows_link_and_password_once_then_deletes_with_it(brow
 def test_drag_and_drop_a_file_with_several_trajectories_and_share_them(browser_page):
     page = browser_page.page
     browser_page.goto("/upload/")
-    _drop_file(page, "openhands_resolver_mock_output_flat_legacy.jsonl")
+    _drop_file(page, "openhands_eval_output.jsonl")
     preview = page.locator("#preview")
     preview.get_by_text("Trajectories").wait_for()
-    assert preview.locator("dd").all_inner_texts()[1:] == ["2", "52"]
+    assert preview.locator("dd").all_inner_texts()[1:] == ["2", "16"]
     assert preview.locator(".preview-items li").count() == 2
     assert page.locator("#dropzone").get_attribute("class") == "dropzone enhanced"  # not dragging
     # The dropped file is what the form sends.
     page.get_by_role("button", name="Share").click()
     page.get_by_role("heading", name="2 trajectories shared").wait_for()
     stored = Trajectory.objects.all()
-    assert len(stored) == 2 and sum(t.num_events for t in stored) == 52
-    assert {t.raw_filename for t in stored} == {"openhands_resolver_mock_output_flat_legacy.jsonl"}
+    assert len(stored) == 2 and sum(t.num_events for t in stored) == 16
+    assert {t.raw_filename for t in stored} == {"openhands_eval_output.jsonl"}
     assert page.locator("#shared-password-1").is_visible()
     assert_quiet(browser_page)
 
@@ -229,7 +226,7 @@ def test_public_share_needs_the_licence(browser_page, owner, browser_login):
     page = browser_page.page
     browser_login(browser_page.context, owner)
     browser_page.goto("/upload/")
-    _choose_file_with_picker(page, "openhands_v0_basic.json")
+    _choose_file_with_picker(page, "openhands_v0_events.json")
     page.locator("#preview dd").first.wait_for()
     assert not page.locator("#license-box").is_visible()
     page.locator("input[name=visibility][value=public]").check()
@@ -250,8 +247,8 @@ def test_public_share_needs_the_licence(browser_page, owner, browser_login):
     assert_quiet(browser_page)
 
 
-def test_result_page_with_records_not_stored_on_a_phone(browser_page, real_fixture, tmp_path):
-    lines = real_fixture("openhands_v0_eval_multi_swe_bench_output.jsonl").splitlines()
+def test_result_page_with_records_not_stored_on_a_phone(browser_page, sample, tmp_path):
+    lines = sample("openhands_eval_output.jsonl").splitlines()
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_bytes(b"\n".join([lines[0], b'{"hello": "world"}', lines[1]]))
     page = browser_page.page
@@ -292,7 +289,7 @@ def test_upload_without_javascript_shows_link_and_password_then_opens_it(nojs_pa
     assert page.locator("#license-box").is_visible()
     assert page.get_by_label("Format").input_value() == ""
 
-    _choose_file_with_picker(page, "sweagent_function_calling_simple.traj")
+    _choose_file_with_picker(page, "sweagent_run.traj")
     page.get_by_label("Title").fill("SWE-agent without scripts")
     page.get_by_text("Bad", exact=True).click()
     page.get_by_role("button", name="Share").click()
@@ -334,7 +331,7 @@ def test_without_javascript_errors_come_back_with_the_choices_kept(nojs_page, tm
     nojs_page.goto("/upload/")
     page.locator("input[name=visibility][value=public]").check()
     page.get_by_label("Title").fill("Kept title")
-    _choose_file_with_picker(page, "openhands_v0_basic.json")
+    _choose_file_with_picker(page, "openhands_v0_events.json")
     page.get_by_role("button", name="Share").click()  # the licence box is not ticked
 
     page.locator("#upload-errors").wait_for()
@@ -361,7 +358,7 @@ def test_without_javascript_errors_come_back_with_the_choices_kept(nojs_page, tm
     nojs_page.screenshot("upload-format-error-nojs-phone", full_page=True)
 
     page.set_viewport_size(DESKTOP)
-    _choose_file_with_picker(page, "openhands_v0_basic.json")
+    _choose_file_with_picker(page, "openhands_v0_events.json")
     page.get_by_role("button", name="Share").click()
     page.get_by_role("heading", name="Shared").wait_for()
     trajectory = Trajectory.objects.get()
@@ -373,13 +370,13 @@ def test_without_javascript_errors_come_back_with_the_choices_kept(nojs_page, tm
 
 
 def test_without_javascript_a_file_over_the_limit_is_explained(nojs_page, settings):
-    settings.TRAJHUB_MAX_BODY_BYTES = 20_000  # the file is 55 KB
+    settings.TRAJHUB_MAX_BODY_BYTES = 2_000  # the file is 3.4 KB
     page = nojs_page.page
     nojs_page.goto("/upload/")
-    _choose_file_with_picker(page, "openhands_v0_basic_gui_mode.json")
+    _choose_file_with_picker(page, "openhands_v0_events.json")
     page.get_by_role("button", name="Share").click()
     errors = page.locator("#upload-errors")
     errors.wait_for()
     assert "The file is too large: the request body is" in errors.inner_text()
-    assert "over the limit of 20,000 bytes" in errors.inner_text()
+    assert "over the limit of 2,000 bytes" in errors.inner_text()
     assert Trajectory.objects.count() == 0

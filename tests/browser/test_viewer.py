@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.browser.conftest import PHONE
+from tests.conftest import SAMPLE_FILES
 from tests.trajectories.viewer_factories import ingest, openhands_session, session_bytes
 
 XSS = [
@@ -278,8 +279,19 @@ def test_a_private_trajectory_is_not_found_in_the_browser(
         "sharegpt_glaive_toolcall_en_demo.json",
     ],
 )
-def test_each_format_renders_cleanly(browser_page, real_fixture, owner, name):
-    trajectory = ingest(real_fixture(name), owner=owner, visibility="public")
+def test_each_real_format_renders_cleanly(browser_page, real_fixture, owner, name):
+    check_renders_cleanly(
+        browser_page, ingest(real_fixture(name), owner=owner, visibility="public")
+    )
+
+
+@pytest.mark.parametrize("name", SAMPLE_FILES)
+def test_each_sample_format_renders_cleanly(browser_page, sample, owner, name):
+    check_renders_cleanly(browser_page, ingest(sample(name), owner=owner, visibility="public"))
+
+
+def check_renders_cleanly(browser_page, trajectory) -> None:
+    name = trajectory.raw_filename or trajectory.source_format
     bp, page = browser_page, browser_page.page
     bp.goto(trajectory.get_absolute_url())
     page.wait_for_selector("#tools:not([hidden])")

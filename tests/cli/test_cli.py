@@ -46,10 +46,10 @@ def token(owner) -> str:
 
 
 def test_anonymous_share_prints_url_and_password_then_a_longer_session_updates_it(
-    live_server, real_fixture, tmp_path, monkeypatch
+    live_server, sample, tmp_path, monkeypatch
 ):
-    events = json.loads(real_fixture("openhands_v0_basic_gui_mode.json"))
-    short = write(tmp_path, "short.json", json.dumps(events[:10]).encode())
+    events = json.loads(sample("openhands_v0_events.json"))
+    short = write(tmp_path, "short.json", json.dumps(events[:6]).encode())
     monkeypatch.setattr(trajhub, "PROGRESS_THRESHOLD", 0)  # show the bar for this small file
 
     code, out, err = run(live_server, "share", short, "--email", "dev@example.org")
@@ -60,10 +60,10 @@ def test_anonymous_share_prints_url_and_password_then_a_longer_session_updates_i
     assert "shown once, save it" in out
     assert "100%" in err and "uploading short.json" in err  # the progress bar reached the end
     trajectory = Trajectory.objects.get(share_id=share_id)
-    assert trajectory.num_events == 10 and trajectory.owner is None
+    assert trajectory.num_events == 6 and trajectory.owner is None
     assert trajectory.visibility == "private"
 
-    full = write(tmp_path, "full.json", real_fixture("openhands_v0_basic_gui_mode.json"))
+    full = write(tmp_path, "full.json", sample("openhands_v0_events.json"))
     code, out, err = run(
         live_server, "share", full, "--email", "dev@example.org", "--polarity", "positive"
     )
@@ -72,14 +72,14 @@ def test_anonymous_share_prints_url_and_password_then_a_longer_session_updates_i
     assert SHARE_URL.search(out).group(1) == share_id and "(updated" in out
     assert PASSWORD.search(out).group(1) != password  # a new password, the old one still valid
     trajectory.refresh_from_db()
-    assert trajectory.num_events == 18 and trajectory.polarity == "positive"
+    assert trajectory.num_events == 11 and trajectory.polarity == "positive"
     assert Trajectory.objects.count() == 1
 
 
 def test_owner_shares_lists_shows_downloads_publishes_and_deletes(
-    live_server, real_fixture, tmp_path, token
+    live_server, sample, tmp_path, token
 ):
-    path = write(tmp_path, "basic.json", real_fixture("openhands_v0_basic_interactions.json"))
+    path = write(tmp_path, "basic.json", sample("openhands_v0_events.json"))
 
     code, out, err = run(live_server, "share", path, "--title", "CLI demo", token=token)
     assert code == 0, err
@@ -120,8 +120,8 @@ def test_owner_shares_lists_shows_downloads_publishes_and_deletes(
     assert code == 2 and err.startswith("error: ")
 
 
-def test_anonymous_delete_needs_the_password(live_server, real_fixture, tmp_path, monkeypatch):
-    path = write(tmp_path, "wrong.json", real_fixture("openhands_v0_wrong_initial_state.json"))
+def test_anonymous_delete_needs_the_password(live_server, sample, tmp_path, monkeypatch):
+    path = write(tmp_path, "wrong.json", sample("sweagent_run.traj"))
     code, out, err = run(live_server, "share", path)
     share_id = SHARE_URL.search(out).group(1)
     password = PASSWORD.search(out).group(1)
@@ -150,9 +150,9 @@ def test_a_file_that_is_no_trajectory_exits_2_with_the_apis_message(live_server,
 
 
 def test_multi_record_jsonl_with_one_bad_line_exits_1_and_names_the_line(
-    live_server, real_fixture, tmp_path
+    live_server, sample, tmp_path
 ):
-    data = real_fixture("openhands_v1_sdk_openagentsafety_output.jsonl").rstrip(b"\n")
+    data = sample("openhands_v1_sdk_output.jsonl").rstrip(b"\n")
     path = write(tmp_path, "output.jsonl", data + b'\n{"instance_id": "broken", "history": \n')
 
     code, out, err = run(live_server, "share", path, "--json")
@@ -164,12 +164,12 @@ def test_multi_record_jsonl_with_one_bad_line_exits_1_and_names_the_line(
     assert Trajectory.objects.count() == 2
 
 
-def test_an_unreachable_server_is_named_and_exits_2(tmp_path, real_fixture):
+def test_an_unreachable_server_is_named_and_exits_2(tmp_path, sample):
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    path = write(tmp_path, "basic.json", real_fixture("openhands_v0_basic_interactions.json"))
+    path = write(tmp_path, "basic.json", sample("openhands_v0_events.json"))
     out, err = io.StringIO(), io.StringIO()
 
     code = trajhub.main(["--url", url, "share", path], stdout=out, stderr=err)
@@ -178,9 +178,9 @@ def test_an_unreachable_server_is_named_and_exits_2(tmp_path, real_fixture):
     assert err.getvalue().startswith(f"error: could not reach {url} (")
 
 
-def test_runs_as_a_module_without_any_third_party_package(live_server, real_fixture, tmp_path):
+def test_runs_as_a_module_without_any_third_party_package(live_server, sample, tmp_path):
     # -S: no site-packages at all, so the client must live on the standard library alone.
-    path = write(tmp_path, "basic.json", real_fixture("openhands_v0_basic.json"))
+    path = write(tmp_path, "basic.json", sample("openhands_v0_events.json"))
     result = subprocess.run(
         [sys.executable, "-S", "-m", "cli.trajhub", "--url", live_server.url, "share", path],
         cwd=ROOT,

@@ -13,10 +13,10 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def anonymous_share(real_fixture):
+def anonymous_share(sample):
     """A private trajectory shared without an account, and its deletion password."""
     result = trajectory_ingest(
-        data=real_fixture("openhands_v0_basic_interactions.json"),
+        data=sample("openhands_v0_events.json"),
         user=None,
         options=ShareOptions(visibility="private", filename="basic.json"),
     )
@@ -151,9 +151,7 @@ def test_forms_are_csrf_protected(anonymous_share):
     assert Trajectory.objects.filter(pk=trajectory.pk).exists()
 
 
-def test_the_unlocked_holder_can_download_what_the_page_offers(
-    client, anonymous_share, real_fixture
-):
+def test_the_unlocked_holder_can_download_what_the_page_offers(client, anonymous_share, sample):
     trajectory, password = anonymous_share
     url = f"/api/v1/trajectories/{trajectory.share_id}/download"
     # Before unlocking, the private share does not exist for this browser.
@@ -164,7 +162,7 @@ def test_the_unlocked_holder_can_download_what_the_page_offers(
     assert "download?format=original" in page and "download?format=openai" in page
     original = client.get(url, {"format": "original"})
     assert original.status_code == 200
-    assert original.content == real_fixture("openhands_v0_basic_interactions.json")
+    assert original.content == sample("openhands_v0_events.json")
     assert client.get(url, {"format": "openai"}).json()["messages"]
     # Another browser without the password still gets nothing.
     from django.test import Client

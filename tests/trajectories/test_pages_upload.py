@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.trajectories.importers import parse
 from apps.trajectories.models import Trajectory
-from tests.conftest import FIXTURES_DIR
+from tests.conftest import FIXTURES_DIR, SAMPLE_FILES
 from tests.trajectories.test_pages import assert_csp_clean
 
 pytestmark = pytest.mark.django_db
@@ -28,9 +28,10 @@ AMBIGUOUS = json.dumps(
         ],
     }
 ).encode()
+# Without the shared files one placeholder id remains, which real_fixture skips with the reason.
 REAL_FILES = sorted(
     path.name for path in (FIXTURES_DIR / "real").glob("*") if path.name != "MANIFEST.txt"
-)
+) or ["(shared fixtures absent)"]
 
 
 def test_upload_page_offers_every_format_and_private_by_default(client):
@@ -60,7 +61,15 @@ def test_upload_page_when_anonymous_sharing_is_off(client, settings, owner):
 
 @pytest.mark.parametrize("name", REAL_FILES)
 def test_preview_counts_every_real_file_and_stores_nothing(client, real_fixture, name):
-    data = real_fixture(name)
+    check_preview_counts(client, name, real_fixture(name))
+
+
+@pytest.mark.parametrize("name", SAMPLE_FILES)
+def test_preview_counts_every_sample_file_and_stores_nothing(client, sample, name):
+    check_preview_counts(client, name, sample(name))
+
+
+def check_preview_counts(client, name: str, data: bytes) -> None:
     expected = parse(data)
 
     response = client.post(PREVIEW, {"file": SimpleUploadedFile(name, data)})
@@ -89,8 +98,8 @@ def test_preview_numbers_for_known_files(client, real_fixture):
     assert sharegpt["items"][0]["where"] == "[0]"
 
 
-def test_preview_reports_bad_records_by_line(client, real_fixture):
-    lines = real_fixture("openhands_v0_eval_multi_swe_bench_output.jsonl").splitlines()
+def test_preview_reports_bad_records_by_line(client, sample):
+    lines = sample("openhands_eval_output.jsonl").splitlines()
     data = b"\n".join([lines[0], b'{"hello": "world"}', lines[1]])
 
     body = client.post(PREVIEW, {"file": SimpleUploadedFile("mixed.jsonl", data)}).json()
@@ -117,15 +126,15 @@ def test_preview_explains_unreadable_files(client, data, message):
     assert message in response.json()["error"]["message"]
 
 
-def test_preview_accepts_a_raw_json_body(client, real_fixture):
+def test_preview_accepts_a_raw_json_body(client, sample):
     response = client.post(
-        PREVIEW, real_fixture("openhands_v0_basic.json"), content_type="application/json"
+        PREVIEW, sample("openhands_v0_events.json"), content_type="application/json"
     )
     assert response.status_code == 200
-    assert response.json()["events"] == 4
+    assert response.json()["events"] == 11
 
 
-def test_preview_applies_the_share_size_limits(client, settings, real_fixture):
+def test_preview_applies_the_share_size_limits(client, settings):
     settings.TRAJHUB_MAX_BODY_BYTES = 1000
     big = SimpleUploadedFile("big.json", b"[" + b" " * 2000 + b"]")
     response = client.post(PREVIEW, {"file": big})
@@ -140,11 +149,11 @@ def test_preview_applies_the_share_size_limits(client, settings, real_fixture):
     assert "inflates past the limit" in response.json()["error"]["message"]
 
 
-def test_preview_applies_the_event_limit(client, settings, real_fixture):
+def test_preview_applies_the_event_limit(client, settings, sample):
     settings.TRAJHUB_MAX_EVENTS = 5
     body = client.post(
         PREVIEW,
-        {"file": SimpleUploadedFile("a.json", real_fixture("openhands_v0_basic_gui_mode.json"))},
+        {"file": SimpleUploadedFile("a.json", sample("openhands_v0_events.json"))},
     ).json()
     assert body["trajectories"] == 0
     assert "over the limit of 5" in body["errors"][0]["message"]
@@ -156,22 +165,22 @@ def test_preview_needs_the_file_field(client):
     assert response.json()["error"]["where"] == "file"
 
 
-def test_preview_reads_gzip_files_like_the_share_api(client, real_fixture):
-    data = gzip.compress(real_fixture("openhands_v0_basic_gui_mode.json"))
+def test_preview_reads_gzip_files_like_the_share_api(client, sample):
+    data = gzip.compress(sample("openhands_v0_events.json"))
     body = client.post(PREVIEW, {"file": SimpleUploadedFile("a.json.gz", data)}).json()
-    assert (body["trajectories"], body["events"]) == (1, 18)
+    assert (body["trajectories"], body["events"]) == (1, 11)
 
     broken = client.post(PREVIEW, {"file": SimpleUploadedFile("b.json.gz", data[:40])})
     assert broken.status_code == 400
     assert "gzip" in broken.json()["error"]["message"]
 
 
-def test_preview_is_csrf_checked_for_signed_in_sessions(owner, real_fixture):
+def test_preview_is_csrf_checked_for_signed_in_sessions(owner, sample):
     from django.test import Client
 
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner)
-    data = real_fixture("openhands_v0_basic.json")
+    data = sample("openhands_v0_events.json")
     refused = client.post(PREVIEW, {"file": SimpleUploadedFile("a.json", data)})
     assert refused.status_code == 403
     client.get("/upload/")

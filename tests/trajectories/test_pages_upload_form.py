@@ -73,10 +73,10 @@ def test_format_select_offers_detection_and_every_importer(client):
     }
 
 
-def test_anonymous_upload_shows_link_and_password_once(client, real_fixture):
+def test_anonymous_upload_shows_link_and_password_once(client, sample):
     response = post(
         client,
-        real_fixture("openhands_v0_basic_gui_mode.json"),
+        sample("openhands_v0_events.json"),
         name="gui.json",
         visibility="private",
         polarity="positive",
@@ -93,14 +93,14 @@ def test_anonymous_upload_shows_link_and_password_once(client, real_fixture):
     )
     assert trajectory.title == "Clicking through the GUI"
     assert trajectory.feedback_text == "It found the button."
-    assert (trajectory.num_events, trajectory.raw_filename) == (18, "gui.json")
+    assert (trajectory.num_events, trajectory.raw_filename) == (11, "gui.json")
     assert shared_ids(response) == [trajectory.share_id]
     password = password_on(response)
     assert trajectory_check_password(trajectory=trajectory, password=password)
     words = text_of(response)
     assert "Save the link and the password now" in words
     assert "shown only this once" in words
-    assert "18 events · private" in words
+    assert "11 events · private" in words
     assert f"http://127.0.0.1:8000/t/{trajectory.share_id}/unlock" in words
     html = response.content.decode()
     assert f'href="/t/{trajectory.share_id}/unlock"' in html
@@ -114,8 +114,8 @@ def test_anonymous_upload_shows_link_and_password_once(client, real_fixture):
     assert 'name="robots" content="noindex' in html
 
 
-def test_the_anonymous_uploader_can_open_the_link_in_this_browser_only(client, real_fixture):
-    post(client, real_fixture("openhands_v0_basic.json"))
+def test_the_anonymous_uploader_can_open_the_link_in_this_browser_only(client, sample):
+    post(client, sample("openhands_v0_events.json"))
     trajectory = Trajectory.objects.get()
 
     assert client.session[UNLOCKED_SESSION_KEY] == [trajectory.share_id]
@@ -123,8 +123,8 @@ def test_the_anonymous_uploader_can_open_the_link_in_this_browser_only(client, r
     assert Client().get(f"/t/{trajectory.share_id}/").status_code == 404
 
 
-def test_a_later_visit_shows_no_password(client, real_fixture):
-    response = post(client, real_fixture("openhands_v0_basic.json"))
+def test_a_later_visit_shows_no_password(client, sample):
+    response = post(client, sample("openhands_v0_events.json"))
     password = password_on(response)
     assert password
 
@@ -132,12 +132,12 @@ def test_a_later_visit_shows_no_password(client, real_fixture):
         assert password not in client.get(path).content.decode()
 
 
-def test_signed_in_upload_is_in_the_account_without_password(client, owner, real_fixture):
+def test_signed_in_upload_is_in_the_account_without_password(client, owner, sample):
     client.force_login(owner)
 
     response = post(
         client,
-        real_fixture("sweagent_function_calling_simple.traj"),
+        sample("sweagent_run.traj"),
         name="run.traj",
         visibility="public",
         license_agreed="true",
@@ -159,8 +159,8 @@ def test_signed_in_upload_is_in_the_account_without_password(client, owner, real
     assert UNLOCKED_SESSION_KEY not in client.session
 
 
-def test_multi_record_file_stores_the_good_ones_and_lists_the_bad(client, real_fixture):
-    lines = real_fixture("openhands_v0_eval_multi_swe_bench_output.jsonl").splitlines()
+def test_multi_record_file_stores_the_good_ones_and_lists_the_bad(client, sample):
+    lines = sample("openhands_eval_output.jsonl").splitlines()
     data = b"\n".join([lines[0], b'{"hello": "world"}', lines[1], b"{not json"])
 
     response = post(client, data, name="output.jsonl")
@@ -205,11 +205,10 @@ def test_unreadable_file_gives_the_form_back_with_the_choices_kept(client):
     assert "no-store" in response["Cache-Control"]
 
 
-def test_a_file_with_no_good_record_is_refused_with_each_error(client, settings, real_fixture):
-    settings.TRAJHUB_MAX_EVENTS = 60  # the three rows hold 49, 70 and 103 events
-    data = real_fixture("openhands_v0_eval_multi_swe_bench_output.jsonl")
-    lines = data.splitlines()
-    data = b"\n".join([lines[1], b'{"hello": "world"}', lines[2]])
+def test_a_file_with_no_good_record_is_refused_with_each_error(client, settings, sample):
+    settings.TRAJHUB_MAX_EVENTS = 4  # the two rows hold 11 and 5 events
+    lines = sample("openhands_eval_output.jsonl").splitlines()
+    data = b"\n".join([lines[0], b'{"hello": "world"}', lines[1]])
 
     response = post(client, data, name="output.jsonl")
 
@@ -217,9 +216,9 @@ def test_a_file_with_no_good_record_is_refused_with_each_error(client, settings,
     assert Trajectory.objects.count() == 0
     words = text_of(response)
     assert "Nothing in this file could be shared:" in words
-    assert "line 1: 70 events, over the limit of 60" in words
+    assert "line 1: 11 items, far over the limit of 4 events" in words
     assert "line 2: no known trajectory format matches an object with keys hello" in words
-    assert "line 3: 103 events, over the limit of 60" in words
+    assert "line 3: 5 events, over the limit of 4" in words
 
 
 def test_missing_file(client):
@@ -232,8 +231,8 @@ def test_missing_file(client):
     assert Trajectory.objects.count() == 0
 
 
-def test_public_without_the_licence_is_refused(client, real_fixture):
-    response = post(client, real_fixture("openhands_v0_basic.json"), visibility="public")
+def test_public_without_the_licence_is_refused(client, sample):
+    response = post(client, sample("openhands_v0_events.json"), visibility="public")
 
     assert response.status_code == 400
     assert Trajectory.objects.count() == 0
@@ -243,10 +242,8 @@ def test_public_without_the_licence_is_refused(client, real_fixture):
     assert 'class="license-box invalid"' in html
 
 
-def test_licence_box_ticked_for_a_private_share_records_no_licence(client, real_fixture):
-    post(
-        client, real_fixture("openhands_v0_basic.json"), visibility="private", license_agreed="true"
-    )
+def test_licence_box_ticked_for_a_private_share_records_no_licence(client, sample):
+    post(client, sample("openhands_v0_events.json"), visibility="private", license_agreed="true")
     assert Trajectory.objects.get().license == ""
 
 
@@ -261,8 +258,8 @@ def test_oversized_body_is_refused_before_it_is_read(client, settings):
     assert Trajectory.objects.count() == 0
 
 
-def test_gzip_file_is_read_and_a_gzip_bomb_refused(client, settings, real_fixture):
-    data = gzip.compress(real_fixture("openhands_v0_basic.json"))
+def test_gzip_file_is_read_and_a_gzip_bomb_refused(client, settings, sample):
+    data = gzip.compress(sample("openhands_v0_events.json"))
     assert post(client, data, name="run.json.gz").status_code == 201
 
     settings.TRAJHUB_MAX_DECOMPRESSED_BYTES = 10_000
@@ -282,8 +279,8 @@ def test_a_chosen_format_overrides_detection(client):
     assert by_format == {"sharegpt": 2, "openai_messages": 3}
 
 
-def test_a_chosen_format_that_does_not_fit_says_why_and_stays_chosen(client, real_fixture):
-    response = post(client, real_fixture("openhands_v0_basic.json"), format="sweagent", title="x")
+def test_a_chosen_format_that_does_not_fit_says_why_and_stays_chosen(client, sample):
+    response = post(client, sample("openhands_v0_events.json"), format="sweagent", title="x")
 
     assert response.status_code == 400
     assert Trajectory.objects.count() == 0
@@ -293,16 +290,16 @@ def test_a_chosen_format_that_does_not_fit_says_why_and_stays_chosen(client, rea
     assert '<option value="sweagent" selected>' in response.content.decode()
 
 
-def test_unknown_format_is_a_field_error(client, real_fixture):
-    response = post(client, real_fixture("openhands_v0_basic.json"), format="yaml")
+def test_unknown_format_is_a_field_error(client, sample):
+    response = post(client, sample("openhands_v0_events.json"), format="yaml")
     assert response.status_code == 400
     assert "Select a valid choice" in text_of(response)
     assert Trajectory.objects.count() == 0
 
 
-def test_csrf_is_enforced(owner, real_fixture):
+def test_csrf_is_enforced(owner, sample):
     client = Client(enforce_csrf_checks=True)
-    data = real_fixture("openhands_v0_basic.json")
+    data = sample("openhands_v0_events.json")
 
     refused = post(client, data)
     assert refused.status_code == 403
@@ -320,9 +317,9 @@ def test_csrf_is_enforced(owner, real_fixture):
     assert Trajectory.objects.count() == 2
 
 
-def test_anonymous_rate_limit_says_so_with_429(client, settings, real_fixture):
+def test_anonymous_rate_limit_says_so_with_429(client, settings, sample):
     settings.TRAJHUB_ANON_SHARES_PER_HOUR = 1
-    data = real_fixture("openhands_v0_basic.json")
+    data = sample("openhands_v0_events.json")
     assert post(client, data).status_code == 201
 
     response = post(client, data, title="Kept")
@@ -334,9 +331,9 @@ def test_anonymous_rate_limit_says_so_with_429(client, settings, real_fixture):
     assert Trajectory.objects.count() == 1
 
 
-def test_anonymous_sharing_off_is_a_403_with_a_way_out(client, settings, owner, real_fixture):
+def test_anonymous_sharing_off_is_a_403_with_a_way_out(client, settings, owner, sample):
     settings.TRAJHUB_ANONYMOUS_SHARING = False
-    data = real_fixture("openhands_v0_basic.json")
+    data = sample("openhands_v0_events.json")
 
     response = post(client, data)
 
@@ -347,10 +344,10 @@ def test_anonymous_sharing_off_is_a_403_with_a_way_out(client, settings, owner, 
     assert post(client, data).status_code == 201
 
 
-def test_text_from_the_file_and_the_form_is_escaped(client, real_fixture):
+def test_text_from_the_file_and_the_form_is_escaped(client, sample):
     payload = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 
-    response = post(client, real_fixture("openhands_v0_basic.json"), title=payload)
+    response = post(client, sample("openhands_v0_events.json"), title=payload)
 
     assert response.status_code == 201
     html = response.content.decode()

@@ -1,0 +1,363 @@
+"""Writes the suite's own small trajectories, one file per format, into this folder.
+
+They let import, page and upload tests run on any machine, including a fresh clone without the
+shared real-world fixtures. Run `python tests/samples/make_samples.py` after changing this file;
+tests/samples/test_samples.py checks what each file imports as.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+TASK = "Add a --verbose flag to greet.py and test it"
+PATCH = (
+    "diff --git a/greet.py b/greet.py\n"
+    "--- a/greet.py\n"
+    "+++ b/greet.py\n"
+    "@@ -1,4 +1,7 @@\n"
+    " import sys\n"
+    "+VERBOSE = '--verbose' in sys.argv\n"
+    " \n"
+    " def main():\n"
+    "+    if VERBOSE:\n"
+    "+        print('starting')\n"
+    "     print('hello')\n"
+)
+
+
+def ts(second: int) -> str:
+    return f"2025-03-04T10:{second // 60:02d}:{second % 60:02d}.000000"
+
+
+def v0_events() -> list[dict]:
+    """An OpenHands V0 session: message, command, read, edit, test run, answer, finish."""
+    events: list[dict] = []
+
+    def action(kind: str, message: str, args: dict, source: str = "agent") -> int:
+        events.append(
+            {
+                "id": len(events),
+                "timestamp": ts(len(events) * 3),
+                "source": source,
+                "message": message,
+                "action": kind,
+                "args": args,
+                "timeout": 120,
+            }
+        )
+        return len(events) - 1
+
+    def observation(kind: str, cause: int, content: str, extras: dict) -> None:
+        events.append(
+            {
+                "id": len(events),
+                "timestamp": ts(len(events) * 3),
+                "source": "environment" if kind != "agent_state_changed" else "agent",
+                "message": content[:60],
+                "cause": cause,
+                "observation": kind,
+                "content": content,
+                "extras": extras,
+            }
+        )
+
+    action(
+        "message", TASK, {"content": TASK, "image_urls": None, "wait_for_response": False}, "user"
+    )
+    ls = action(
+        "run",
+        "Running command: ls",
+        {"command": "ls", "is_input": False, "thought": "Look around first."},
+    )
+    observation(
+        "run",
+        ls,
+        "README.md\ngreet.py\ntest_greet.py",
+        {"command": "ls", "metadata": {"exit_code": 0, "working_dir": "/workspace"}},
+    )
+    read = action(
+        "read", "Reading file: /workspace/greet.py", {"path": "/workspace/greet.py", "thought": ""}
+    )
+    observation(
+        "read",
+        read,
+        "import sys\n\ndef main():\n    print('hello')\n",
+        {"path": "/workspace/greet.py"},
+    )
+    edit = action(
+        "edit",
+        "Editing /workspace/greet.py",
+        {
+            "path": "/workspace/greet.py",
+            "command": "str_replace",
+            "old_str": "def main():\n    print('hello')",
+            "new_str": "def main():\n    if VERBOSE:\n        print('starting')\n    print('hello')",
+            "thought": "Print a line first when --verbose is given.",
+        },
+    )
+    observation(
+        "edit",
+        edit,
+        "The file /workspace/greet.py has been edited.",
+        {"path": "/workspace/greet.py"},
+    )
+    test = action(
+        "run",
+        "Running command: python -m pytest -q",
+        {"command": "python -m pytest -q", "is_input": False, "thought": ""},
+    )
+    observation(
+        "run",
+        test,
+        "..\n2 passed in 0.01s",
+        {
+            "command": "python -m pytest -q",
+            "metadata": {"exit_code": 0, "working_dir": "/workspace"},
+        },
+    )
+    action(
+        "message",
+        "greet.py now takes --verbose; both tests pass.",
+        {
+            "content": "greet.py now takes --verbose; both tests pass.",
+            "image_urls": None,
+            "wait_for_response": True,
+        },
+    )
+    action(
+        "finish", "Done.", {"outputs": {}, "thought": "The flag works.", "final_thought": "Done."}
+    )
+    return events
+
+
+def share_payload() -> dict:
+    return {
+        "version": "1.0",
+        "email": "",
+        "polarity": "positive",
+        "feedback": "positive",
+        "permissions": "private",
+        "trajectory": v0_events(),
+    }
+
+
+def eval_rows() -> list[dict]:
+    rows = []
+    for number, (instance, resolved) in enumerate(
+        (("greet__greet-1", True), ("greet__greet-2", False))
+    ):
+        history = v0_events()
+        if not resolved:
+            history = history[:5]
+        rows.append(
+            {
+                "instance_id": instance,
+                "instruction": f"{TASK} (instance {number + 1})",
+                "metadata": {
+                    "agent_class": "CodeActAgent",
+                    "llm_config": {"model": "sample/model-1"},
+                    "max_iterations": 30,
+                },
+                "history": history,
+                "metrics": {"accumulated_cost": 0.0125 * (number + 1)},
+                "test_result": {"git_patch": PATCH if resolved else "", "resolved": resolved},
+                "error": None,
+            }
+        )
+    return rows
+
+
+def v1_rows() -> list[dict]:
+    """OpenHands agent-SDK events (`kind`), as its evaluation output.jsonl carries them."""
+    history = [
+        {
+            "kind": "MessageEvent",
+            "id": "m-1",
+            "timestamp": ts(0),
+            "source": "user",
+            "llm_message": {"role": "user", "content": [{"type": "text", "text": TASK}]},
+        },
+        {
+            "kind": "ActionEvent",
+            "id": "a-1",
+            "timestamp": ts(2),
+            "source": "agent",
+            "thought": [{"type": "text", "text": "Run the tests first."}],
+            "action": {
+                "kind": "ExecuteBashAction",
+                "command": "python -m pytest -q",
+                "is_input": False,
+            },
+            "tool_name": "execute_bash",
+            "tool_call_id": "call_1",
+            "tool_call": {
+                "id": "call_1",
+                "name": "execute_bash",
+                "arguments": '{"command": "python -m pytest -q"}',
+            },
+        },
+        {
+            "kind": "ObservationEvent",
+            "id": "o-1",
+            "timestamp": ts(4),
+            "source": "environment",
+            "tool_name": "execute_bash",
+            "tool_call_id": "call_1",
+            "action_id": "a-1",
+            "observation": {
+                "kind": "ExecuteBashObservation",
+                "output": "..\n2 passed in 0.01s",
+                "command": "python -m pytest -q",
+                "exit_code": 0,
+            },
+        },
+        {
+            "kind": "MessageEvent",
+            "id": "m-2",
+            "timestamp": ts(6),
+            "source": "agent",
+            "llm_message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "The tests pass."}],
+            },
+        },
+    ]
+    return [
+        {
+            "instance_id": "greet-v1",
+            "instruction": TASK,
+            "metadata": {"llm": {"model": "sample/model-2"}},
+            "history": history,
+        },
+        {
+            "instance_id": "greet-v1-short",
+            "instruction": TASK,
+            "metadata": {"llm": {"model": "sample/model-2"}},
+            "history": history[:3],
+        },
+    ]
+
+
+def sweagent_traj() -> dict:
+    steps = [
+        ("ls", "README.md\ngreet.py\ntest_greet.py", "Look at the files."),
+        (
+            "open greet.py",
+            "[File: /repo/greet.py (4 lines total)]\n1:import sys\n2:\n3:def main():\n4:    print('hello')",
+            "Open the script.",
+        ),
+        ("python -m pytest -q", "..\n2 passed in 0.01s", "Run the tests."),
+        ("submit", PATCH, "Submit the change."),
+    ]
+    return {
+        "environment": "swe_main",
+        "trajectory": [
+            {
+                "action": a,
+                "observation": o,
+                "response": t,
+                "thought": t,
+                "execution_time": 0.1,
+                "state": {"open_file": "/repo/greet.py", "working_dir": "/repo"},
+            }
+            for a, o, t in steps
+        ],
+        "history": [
+            {
+                "message_type": "system_prompt",
+                "role": "system",
+                "content": "You are an autonomous programmer.",
+            },
+            {"message_type": "observation", "role": "user", "content": TASK},
+        ],
+        "info": {
+            "submission": PATCH,
+            "exit_status": "submitted",
+            "model_stats": {"instance_cost": 0.02, "api_calls": 4},
+        },
+    }
+
+
+def sharegpt() -> list[dict]:
+    return [
+        {
+            "conversations": [
+                {"from": "human", "value": "What is the weather in Paris?"},
+                {
+                    "from": "function_call",
+                    "value": json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}}),
+                },
+                {"from": "observation", "value": json.dumps({"temperature_c": 18, "sky": "clear"})},
+                {"from": "gpt", "value": "It is 18 °C and clear in Paris."},
+            ],
+            "system": "You are a helpful assistant with a weather tool.",
+            "tools": json.dumps(
+                [
+                    {
+                        "name": "get_weather",
+                        "description": "Current weather",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"city": {"type": "string"}},
+                        },
+                    }
+                ]
+            ),
+        },
+        {
+            "conversations": [
+                {"from": "human", "value": "Say hello in French."},
+                {"from": "gpt", "value": "Bonjour !"},
+            ]
+        },
+    ]
+
+
+def openai_messages() -> dict:
+    return {
+        "messages": [
+            {"role": "system", "content": "You are a coding assistant with a shell."},
+            {"role": "user", "content": "How many lines does greet.py have?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_9",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"command": "wc -l greet.py"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_9", "content": "4 greet.py"},
+            {"role": "assistant", "content": "greet.py has 4 lines."},
+        ]
+    }
+
+
+SAMPLES = {
+    "openhands_v0_events.json": v0_events,
+    "openhands_share_payload.json": share_payload,
+    "openhands_eval_output.jsonl": eval_rows,
+    "openhands_v1_sdk_output.jsonl": v1_rows,
+    "sweagent_run.traj": sweagent_traj,
+    "sharegpt_conversations.json": sharegpt,
+    "openai_messages.json": openai_messages,
+}
+
+
+def main() -> None:
+    for name, make in SAMPLES.items():
+        value = make()
+        if name.endswith(".jsonl"):
+            text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in value)
+        else:
+            text = json.dumps(value, indent=1, ensure_ascii=False) + "\n"
+        (HERE / name).write_text(text)
+        print(f"wrote {name} ({len(text.encode()):,} bytes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -323,6 +323,16 @@ TRAJHUB_SCAN_ALLOWLIST: dict = {
 }
 TRAJHUB_SCAN_SWEEP_BATCH = env_int("TRAJHUB_SCAN_SWEEP_BATCH", 200)
 TRAJHUB_SCAN_MAX_FINDINGS = env_int("TRAJHUB_SCAN_MAX_FINDINGS", 1000)  # rows kept per trajectory
+# The review queue: how long a moderator's claim on an item lasts.
+TRAJHUB_CLAIM_SECONDS = env_int("TRAJHUB_CLAIM_SECONDS", 15 * 60)
+# Readers' reports: this many from distinct accounts or client addresses within the window hold
+# an approved trajectory for a moderator; each client may send so many reports per hour.
+TRAJHUB_REPORT_HOLD_COUNT = env_int("TRAJHUB_REPORT_HOLD_COUNT", 3)
+TRAJHUB_REPORT_WINDOW_SECONDS = env_int("TRAJHUB_REPORT_WINDOW_SECONDS", 7 * 24 * 3600)
+TRAJHUB_REPORTS_PER_HOUR = env_int("TRAJHUB_REPORTS_PER_HOUR", 10)
+# How long the link of a takedown request's confirmation email (and an appeal link) is valid.
+TRAJHUB_TAKEDOWN_LINK_SECONDS = env_int("TRAJHUB_TAKEDOWN_LINK_SECONDS", 3 * 24 * 3600)
+TRAJHUB_APPEAL_LINK_SECONDS = env_int("TRAJHUB_APPEAL_LINK_SECONDS", 30 * 24 * 3600)
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -47,16 +47,61 @@ class Finding(models.Model):
 class AuditAction(models.TextChoices):
     SCAN_APPROVED = "scan_approved", "Approved by the scan"
     SCAN_HELD = "scan_held", "Held by the scan"
-    APPROVED = "approved", "Approved by a moderator"
-    REJECTED = "rejected", "Rejected by a moderator"
-    HIDDEN = "hidden", "Hidden by a moderator"
+    APPROVED = "approved", "Approved"
+    REDACTED_APPROVED = "redacted_approved", "Redacted and approved"
+    REJECTED = "rejected", "Rejected"
+    HIDDEN = "hidden", "Hidden"
+    REPORTED = "reported", "Reported by a reader"
+    REPORTS_HELD = "reports_held", "Held after readers' reports"
+    TAKEDOWN_REQUESTED = "takedown_requested", "Takedown requested (confirmed by email)"
+    TAKEDOWN_GRANTED = "takedown_granted", "Takedown granted"
+    TAKEDOWN_DECLINED = "takedown_declined", "Takedown declined"
+    APPEALED = "appealed", "Second look asked for"
+    APPEAL_DECLINED = "appeal_declined", "Rejection upheld after a second look"
     DELETED = "deleted", "Deleted"
 
 
-class AuditEntry(models.Model):
-    """One change of a trajectory's review state, by the scan (no actor) or a moderator.
+class ActorKind(models.TextChoices):
+    """Who did it, named as such: a null user alone cannot tell the scan from a password holder."""
 
-    It names the trajectory by share id, not by key, so the record outlives a deletion.
+    SCAN = "scan", "the scan"
+    MODERATOR = "moderator", "a moderator"
+    STAFF = "staff", "staff"
+    OWNER = "owner", "the owner"
+    HOLDER = "holder", "the anonymous holder (deletion password)"
+    EMAIL_LINK = "email_link", "someone following an email deletion link"
+    REPORT = "report", "a reader's report"
+    TAKEDOWN = "takedown", "a takedown requester (email confirmed)"
+    ACCOUNT_DELETION = "account_deletion", "an account deletion"
+    UNKNOWN = "unknown", "not recorded"
+
+
+class AppendOnlyError(RuntimeError):
+    """The audit log is append-only: an entry is never changed or deleted."""
+
+
+class AuditQuerySet(models.QuerySet):
+    """Bulk writes that would rewrite history are refused (the row-level guard is on the model;
+    on PostgreSQL a trigger refuses them to raw SQL as well, migration 0002)."""
+
+    def update(self, **kwargs):
+        raise AppendOnlyError("audit entries cannot be changed")
+
+    def delete(self):
+        raise AppendOnlyError("audit entries cannot be deleted")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise AppendOnlyError("audit entries cannot be changed")
+
+
+class AuditEntry(models.Model):
+    """One decision or state change about a trajectory: who (a kind of actor, the account if any,
+    and a snapshot of its username so the record survives the account), when, what and why.
+
+    Append-only: the model refuses updates and deletes, the admin offers neither, and on
+    PostgreSQL a trigger refuses them too. The one change allowed is the database's own
+    SET NULL of `actor` when that account is deleted; `actor_username` keeps the name. It names
+    the trajectory by share id, not by key, so the record outlives a deletion.
     """
 
     actor = models.ForeignKey(
@@ -66,11 +111,19 @@ class AuditEntry(models.Model):
         on_delete=models.SET_NULL,
         related_name="moderation_actions",
     )
+    actor_kind = models.CharField(
+        max_length=20, choices=ActorKind.choices, default=ActorKind.UNKNOWN
+    )
+    actor_username = models.CharField(max_length=150, blank=True)
     action = models.CharField(max_length=20, choices=AuditAction.choices)
     share_id = models.CharField(max_length=64, db_index=True)
-    # {"from": state, "to": state, "note": ..., "findings": {kind: count}}; never an original value.
+    # Why, in the words of whoever acted (a moderator's reason, a reporter's category).
+    reason = models.TextField(blank=True)
+    # {"from": state, "to": state, "findings": {kind: count}, ...}; never an original value.
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -78,3 +131,59 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()}: {self.share_id[:12]}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("audit entries cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("audit entries cannot be deleted")
+
+    @property
+    def actor_label(self) -> str:
+        """ "a moderator (alice)", "the scan", "the owner (bob)": kind, then the name if any."""
+        kind = ActorKind(self.actor_kind).label if self.actor_kind in ActorKind.values else ""
+        return f"{kind} ({self.actor_username})" if self.actor_username else kind
+
+
+class Claim(models.Model):
+    """A moderator working on a trajectory of the queue. Until it expires (a setting) or is
+    released by a decision, other moderators' decisions on it are refused."""
+
+    trajectory = models.OneToOneField(Trajectory, on_delete=models.CASCADE, related_name="claim")
+    moderator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims"
+    )
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.trajectory_id} claimed by {self.moderator_id}"
+
+    def describe(self) -> str:
+        from django.utils import timezone
+
+        until = timezone.localtime(self.expires_at).strftime("%H:%M:%S")
+        return f"claimed by {self.moderator.get_username()} until {until}: theirs to decide"
+
+
+class ManualRedaction(models.Model):
+    """A value a moderator redacted by hand (one the scan missed). Every scan adds it to the
+    trajectory's redactions as `<REDACTED_n>`, so a rescan keeps it hidden."""
+
+    trajectory = models.ForeignKey(
+        Trajectory, on_delete=models.CASCADE, related_name="manual_redactions"
+    )
+    # The original, like Trajectory.redactions' keys: shown to no one but the owner/moderators.
+    value = models.TextField()
+    moderator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["trajectory_id", "id"]
+
+    def __str__(self) -> str:
+        return f"manual redaction in {self.trajectory_id}"

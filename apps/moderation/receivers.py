@@ -15,10 +15,25 @@ def queue_scan(sender, *, trajectory_id: int, created: bool = False, **kwargs) -
     transaction.on_commit(lambda: scan_trajectory.delay(trajectory_id))
 
 
-def record_deletion(sender, *, share_id: str, was_public: bool = False, **kwargs) -> None:
+def record_deletion(
+    sender,
+    *,
+    share_id: str,
+    was_public: bool = False,
+    reason: str = "",
+    actor_id: int | None = None,
+    actor_username: str = "",
+    **kwargs,
+) -> None:
     from apps.moderation.services import trajectory_deleted_record
 
-    trajectory_deleted_record(share_id=share_id, was_public=was_public)
+    trajectory_deleted_record(
+        share_id=share_id,
+        was_public=was_public,
+        reason=reason,
+        actor_id=actor_id,
+        actor_username=actor_username,
+    )
 
 
 def ensure_moderators_group(sender, **kwargs) -> None:

@@ -21,7 +21,9 @@ from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from apps.moderation import scanners
-from apps.moderation.models import AuditAction, AuditEntry, Finding, FindingCategory
+from apps.moderation.audit import DELETION_ACTORS, audit_record, reviewer_kind
+from apps.moderation.errors import ModerationError
+from apps.moderation.models import ActorKind, AuditAction, AuditEntry, Finding, FindingCategory
 from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
 from apps.trajectories.services import announce_public_change, trajectory_search_refresh
 
@@ -46,10 +48,6 @@ _SNAPSHOT_FIELDS = (
     "feedback_text",
     "metadata",
 )
-
-
-class ModerationError(ValueError):
-    """A moderator action that the trajectory's current state does not allow."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +243,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
     found = _find(scanner, trajectory)
     counts = dict(Counter(located.detection.kind for located in found))
     redactions = _placeholders(found, trajectory.redactions or {})
+    redactions.update(_manual_placeholders(pk, redactions, previous_redactions))
     limit = settings.TRAJHUB_SCAN_MAX_FINDINGS
     rows = [
         Finding(
@@ -292,8 +291,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             )
             if changed:
                 state = decision
-                AuditEntry.objects.create(
-                    actor=None,
+                audit_record(
+                    actor_kind=ActorKind.SCAN,
                     action=AuditAction.SCAN_APPROVED
                     if decision == ReviewState.APPROVED
                     else AuditAction.SCAN_HELD,
@@ -324,6 +323,40 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
     )
 
 
+def _manual_placeholders(
+    pk: int, found: dict[str, str], previous: dict[str, str]
+) -> dict[str, str]:
+    """original -> `<REDACTED_n>` for the values moderators redacted by hand that the scan did
+    not find itself; a value keeps the number an earlier scan gave it."""
+    from apps.moderation.models import ManualRedaction
+
+    values = [
+        value
+        for value in ManualRedaction.objects.filter(trajectory_id=pk).values_list(
+            "value", flat=True
+        )
+        if value not in found
+    ]
+    result: dict[str, str] = {}
+    taken = {p for p in previous.values() if p.startswith("<REDACTED_")}
+    for value in values:
+        old = previous.get(value, "")
+        if old.startswith("<REDACTED_"):
+            result[value] = old
+    number = 0
+    for value in values:
+        if value in result:
+            continue
+        while True:
+            number += 1
+            candidate = f"<REDACTED_{number}>"
+            if candidate not in taken:
+                break
+        taken.add(candidate)
+        result[value] = candidate
+    return result
+
+
 # --- Moderator actions --------------------------------------------------------------------------
 
 _ALLOWED_FROM = {
@@ -343,37 +376,69 @@ _AUDIT_ACTION = {
 }
 
 
-def _moderate(*, trajectory: Trajectory, moderator: User, note: str, to: ReviewState) -> Trajectory:
+def _moderate(
+    *,
+    trajectory: Trajectory,
+    moderator: User,
+    note: str,
+    to: ReviewState,
+    action: AuditAction | None = None,
+    details: dict[str, Any] | None = None,
+) -> Trajectory:
+    """Move a trajectory from the state the moderator saw (the instance's) to `to`.
+
+    Conditional on that state: of two moderators deciding at once, exactly one moves it; the
+    other is told what happened meanwhile instead of overwriting it. An item another moderator
+    has claimed (and whose claim has not expired) is theirs to decide.
+    """
+    from apps.moderation.claims import claim_blocking, claim_release
+
     if not getattr(moderator, "is_moderator", False):
         raise PermissionDenied("only moderators can review trajectories")
     allowed = _ALLOWED_FROM[to]
+    seen = trajectory.review_state
+    if seen not in allowed:
+        if seen == ReviewState.PENDING and to == ReviewState.APPROVED:
+            raise ModerationError("not scanned yet: it can be approved after the scan")
+        raise ModerationError(
+            f"a {seen} trajectory cannot be {to}; allowed from: {', '.join(allowed)}"
+        )
+    blocking = claim_blocking(trajectory=trajectory, moderator=moderator)
+    if blocking is not None:
+        raise ModerationError(blocking.describe())
     with transaction.atomic():
-        current = Trajectory.objects.filter(pk=trajectory.pk).values("review_state").first()
-        if current is None:
-            raise ModerationError("the trajectory no longer exists")
-        before = current["review_state"]
         update: dict[str, Any] = {"review_state": to}
         if to == ReviewState.APPROVED:
             update["published_at"] = _published_at(timezone.now())
-        moved = (
-            Trajectory.objects.filter(pk=trajectory.pk, review_state__in=allowed).update(**update)
-            == 1
-        )
-        if not moved:
-            if before == ReviewState.PENDING and to == ReviewState.APPROVED:
-                raise ModerationError("not scanned yet: it can be approved after the scan")
-            raise ModerationError(
-                f"a {before} trajectory cannot be {to}; allowed from: {', '.join(allowed)}"
-            )
+        moved = Trajectory.objects.filter(pk=trajectory.pk, review_state=seen).update(**update)
+        if moved != 1:
+            raise ModerationError(_changed_meanwhile(trajectory, seen))
         announce_public_change([trajectory.pk])
-        AuditEntry.objects.create(
-            actor=moderator,
-            action=_AUDIT_ACTION[to],
+        audit_record(
+            action=action or _AUDIT_ACTION[to],
             share_id=trajectory.share_id,
-            details={"from": before, "to": to, "note": note},
+            actor=moderator,
+            actor_kind=reviewer_kind(moderator),
+            reason=note,
+            details={"from": seen, "to": to, **(details or {})},
         )
+        claim_release(trajectory=trajectory, moderator=moderator)
     trajectory.refresh_from_db(fields=["review_state", "published_at"])
     return trajectory
+
+
+def _changed_meanwhile(trajectory: Trajectory, seen: str) -> str:
+    """What the losing moderator of a race is told: the state now and who set it."""
+    now = Trajectory.objects.filter(pk=trajectory.pk).values_list("review_state", flat=True)
+    state = now.first()
+    if state is None:
+        return "the trajectory no longer exists"
+    last = AuditEntry.objects.filter(share_id=trajectory.share_id).first()
+    by = f" by {last.actor_label}" if last is not None else ""
+    return (
+        f"changed by someone else meanwhile: it was {seen} when you looked, "
+        f"it is now {state}{by}; nothing was done"
+    )
 
 
 def trajectory_approve(*, trajectory: Trajectory, moderator: User, note: str = "") -> Trajectory:
@@ -394,12 +459,76 @@ def trajectory_hide(*, trajectory: Trajectory, moderator: User, note: str = "") 
     return _moderate(trajectory=trajectory, moderator=moderator, note=note, to=ReviewState.HIDDEN)
 
 
-def trajectory_deleted_record(*, share_id: str, was_public: bool) -> AuditEntry:
-    """Note a deletion in the audit log (the trajectory and its findings are already gone)."""
-    return AuditEntry.objects.create(
-        actor=None,
+# Shorter values would blank out ordinary words wherever they appear.
+MIN_REDACTION_CHARS = 6
+
+
+def trajectory_redact_approve(
+    *, trajectory: Trajectory, moderator: User, values: list[str], note: str = ""
+) -> Trajectory:
+    """Redact values the scan missed (each gets a `<REDACTED_n>` placeholder on every public
+    surface, kept across rescans), rescan so every derived text follows, then approve."""
+    from apps.moderation.models import ManualRedaction
+
+    if not getattr(moderator, "is_moderator", False):
+        raise PermissionDenied("only moderators can review trajectories")
+    wanted = list(dict.fromkeys(value.strip() for value in values if value.strip()))
+    short = [value for value in wanted if len(value) < MIN_REDACTION_CHARS]
+    if short:
+        raise ModerationError(
+            f"a value to redact must have at least {MIN_REDACTION_CHARS} characters "
+            f"({len(short)} shorter)"
+        )
+    seen = trajectory.review_state
+    if seen not in _ALLOWED_FROM[ReviewState.APPROVED]:
+        # Checked before anything is written, so a refused action leaves no redaction behind.
+        return _moderate(
+            trajectory=trajectory, moderator=moderator, note=note, to=ReviewState.APPROVED
+        )
+    existing = set(
+        ManualRedaction.objects.filter(trajectory=trajectory).values_list("value", flat=True)
+    )
+    ManualRedaction.objects.bulk_create(
+        ManualRedaction(trajectory=trajectory, value=value, moderator=moderator)
+        for value in wanted
+        if value not in existing
+    )
+    trajectory_scan(trajectory=trajectory)
+    trajectory.review_state = seen  # decide from what the moderator saw, not from the rescan
+    return _moderate(
+        trajectory=trajectory,
+        moderator=moderator,
+        note=note,
+        to=ReviewState.APPROVED,
+        action=AuditAction.REDACTED_APPROVED,
+        details={"redacted_values": len(wanted)},
+    )
+
+
+def trajectory_deleted_record(
+    *,
+    share_id: str,
+    was_public: bool,
+    reason: str = "",
+    actor_id: int | None = None,
+    actor_username: str = "",
+) -> AuditEntry:
+    """Note a deletion in the audit log (the trajectory and its findings are already gone).
+
+    Who did it comes from the deletion's reason (owner, staff, the holder's password, an email
+    link, an account deletion); the account may be gone by now, its username snapshot is kept.
+    """
+    from apps.accounts.models import User
+
+    actor = User.objects.filter(pk=actor_id).first() if actor_id is not None else None
+    kind = DELETION_ACTORS.get(reason, ActorKind.UNKNOWN)
+    return audit_record(
         action=AuditAction.DELETED,
         share_id=share_id,
+        actor_kind=kind,
+        actor=actor,
+        actor_username=actor_username,
+        reason="" if reason in DELETION_ACTORS else reason,
         details={"was_public": was_public},
     )
 

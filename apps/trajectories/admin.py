@@ -194,7 +194,7 @@ class TrajectoryAdmin(ReadOnlyAdmin):
     def delete_model(self, request, obj: Trajectory) -> None:
         from apps.trajectories.services import trajectory_delete
 
-        trajectory_delete(trajectory=obj, reason="staff")
+        trajectory_delete(trajectory=obj, reason="staff", actor=request.user)
 
     def delete_queryset(self, request, queryset) -> None:
         for trajectory in queryset:

@@ -11,7 +11,8 @@ from django.dispatch import Signal
 
 # kwargs: trajectory_id (int), created (bool)
 trajectory_stored = Signal()
-# kwargs: share_id (str), was_public (bool)
+# kwargs: share_id (str), was_public (bool), reason (str: who deleted it, see trajectory_delete),
+# actor_id (int | None: the account that did it; it may be gone by now), actor_username (str)
 trajectory_deleted = Signal()
 # Sent after commit (transaction.on_commit) with sender=Trajectory and
 # trajectory_ids=list[int] whenever trajectories may have entered or left public():

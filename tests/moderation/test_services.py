@@ -231,7 +231,9 @@ def test_approve_a_held_trajectory_publishes_it_and_audits(moderator):
     assert Trajectory.objects.public().filter(pk=trajectory.pk).exists()
     entry = AuditEntry.objects.filter(share_id=trajectory.share_id).first()
     assert (entry.actor, entry.action) == (moderator, "approved")
-    assert entry.details == {"from": "held", "to": "approved", "note": "test key, revoked"}
+    assert (entry.actor_kind, entry.actor_username) == ("moderator", "moderator")
+    assert entry.reason == "test key, revoked"
+    assert entry.details == {"from": "held", "to": "approved"}
 
 
 def test_hide_then_reject(moderator):

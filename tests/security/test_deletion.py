@@ -130,6 +130,15 @@ ROUTES = {
     "holder": 200,
     "admin": 302,
 }
+# Who the audit log names for each route (kind, username snapshot): never "the scan".
+AUDITED_AS = {
+    "api owner": ("owner", "owner"),
+    "api staff": ("staff", "del-staff"),
+    "password": ("holder", ""),
+    "dashboard": ("owner", "owner"),
+    "holder": ("holder", ""),
+    "admin": ("staff", "del-root"),
+}
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
@@ -160,7 +169,9 @@ def test_deletion_removes_everything_of_it_and_nothing_of_others(
     # Kept: a tombstone, the audit record, and all of the other trajectory (the shared image too).
     tombstone = Tombstone.objects.get(share_id=share_id)
     assert tombstone.was_public is True
-    assert AuditEntry.objects.filter(share_id=share_id, action=AuditAction.DELETED).exists()
+    entry = AuditEntry.objects.get(share_id=share_id, action=AuditAction.DELETED)
+    assert (entry.actor_kind, entry.actor_username) == AUDITED_AS[route]
+    assert entry.actor_label != "the scan"
     assert Image.objects.filter(sha256=SHARED_SHA).exists()
     assert {kept.raw_path, kept_own.path} <= files_after
     assert Event.objects.filter(trajectory=kept).count() == 3

@@ -18,7 +18,6 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from apps.accounts.models import User
-from apps.moderation.models import AuditEntry
 from apps.trajectories.models import Image, Tombstone, Trajectory, TrajectoryImage
 from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import (
@@ -236,7 +235,7 @@ def destroy_world(world: World) -> None:
     Trajectory.objects.filter(share_id__in=share_ids).delete()
     Image.objects.filter(trajectory_links__isnull=True).delete()
     Tombstone.objects.filter(share_id__in=share_ids).delete()
-    AuditEntry.objects.filter(share_id__in=share_ids).delete()
+    # Audit entries stay: the log is append-only (its users' names are kept as snapshots).
     User.objects.filter(pk__in=[u.pk for u in world.users.values() if u is not None]).delete()
 
 

@@ -386,7 +386,7 @@ class TrajectoryDetailView(JsonApiView):
                 "password in X-Deletion-Password)",
                 status_code=403,
             )
-        services.trajectory_delete(trajectory=trajectory, reason=reason)
+        services.trajectory_delete(trajectory=trajectory, reason=reason, actor=user)
         return Response(status=204)
 
 

@@ -116,9 +116,18 @@ def _needs_rescan(trajectory: Trajectory, fields: dict[str, Any]) -> bool:
 
 
 @transaction.atomic
-def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombstone:
-    """Delete a trajectory with its events, raw upload and images nobody else uses; keep a tombstone."""
+def trajectory_delete(
+    *, trajectory: Trajectory, reason: str = "owner", actor: Any = None
+) -> Tombstone:
+    """Delete a trajectory with its events, raw upload and images nobody else uses; keep a tombstone.
+
+    `reason` says who deleted it, for the tombstone and the audit log: "owner", "staff",
+    "password" (the anonymous holder), "email" (someone following an email deletion link),
+    "account" (its account was deleted). `actor` is the signed-in account that did it, if any.
+    """
     share_id = trajectory.share_id
+    actor_id = getattr(actor, "pk", None)
+    actor_username = actor.get_username() if actor_id is not None else ""
     was_public = trajectory.is_public
     raw_path = trajectory.raw_path
     tombstone, _ = Tombstone.objects.get_or_create(
@@ -134,6 +143,13 @@ def trajectory_delete(*, trajectory: Trajectory, reason: str = "owner") -> Tombs
     if raw_path:
         transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))
     transaction.on_commit(
-        lambda: _send_robust(trajectory_deleted, share_id=share_id, was_public=was_public)
+        lambda: _send_robust(
+            trajectory_deleted,
+            share_id=share_id,
+            was_public=was_public,
+            reason=reason,
+            actor_id=actor_id,
+            actor_username=actor_username,
+        )
     )
     return tombstone

@@ -416,7 +416,7 @@ def me_delete(request: HttpRequest, share_id: str) -> HttpResponse:
                 {"trajectory": trajectory, "confirm_missing": True},
                 status=400,
             )
-        trajectory_delete(trajectory=trajectory, reason="owner")
+        trajectory_delete(trajectory=trajectory, reason="owner", actor=request.user)
         messages.success(request, "The trajectory has been deleted.")
         return redirect("me")
     return render(request, "pages/me_delete.html", {"trajectory": trajectory})

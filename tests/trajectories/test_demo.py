@@ -2,6 +2,7 @@
 
 import io
 import random
+import re
 
 import orjson
 import pytest
@@ -168,3 +169,13 @@ def test_trajhub_imports_what_it_generates(as_share):
     (item,) = result.items
     assert item.error is None
     assert len(item.trajectory.events) == 30
+
+
+def test_titles_and_tasks_read_as_english():
+    """Issue 11: "validateer", "computeing" and "the cache cache" were in the demo tasks."""
+    doubled = re.compile(r"\b([a-z]+) \1\b", re.IGNORECASE)
+    for seed in (0, 1, 2):
+        for session in demo.sessions(seed, 200):
+            for text in (session["title"], session["task"]):
+                assert not doubled.search(text), text
+                assert not re.search(r"eer\b|eing\b", text), text

@@ -234,6 +234,15 @@ def test_page_is_readable_without_javascript_and_pages_through_chunks(owner):
     assert last["X-Next-After"] == ""
     assert re.findall(r'id="step-(\d+)"', last.content.decode())[-1] == "250"
     assert "<html" not in fragment.content.decode()
+    # Earlier steps, for a reader who opened a permalink far in and scrolls up.
+    earlier = client.get(f"{trajectory.get_absolute_url()}events?before=150&limit=100")
+    assert earlier["X-Prev-Before"] == "50"
+    assert re.findall(r'id="step-(\d+)"', earlier.content.decode()) == [
+        str(n) for n in range(51, 151)
+    ]
+    first = client.get(f"{trajectory.get_absolute_url()}events?before=30")
+    assert first["X-Prev-Before"] == ""
+    assert re.findall(r'id="step-(\d+)"', first.content.decode())[0] == "1"
 
 
 def test_long_outputs_keep_the_first_html_small(owner):

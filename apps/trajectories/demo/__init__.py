@@ -18,6 +18,7 @@ model. Screenshots, set-of-marks and plots are real PNG data URLs (see images.py
 from __future__ import annotations
 
 import random
+import re
 import textwrap
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -50,7 +51,11 @@ from apps.trajectories.demo.vocabulary import (
     VERBS,
     VERSIONS,
     Project,
+    doer,
+    gerund,
 )
+
+DOUBLED = re.compile(r"\b(\w+) \1\b")
 
 __all__ = [
     "generate_session",
@@ -69,7 +74,7 @@ def _task(rng: random.Random, project: Project) -> tuple[str, str, str]:
         ask, title = rng.choice(DATA_TASKS)
         return kind, title.format(noun=noun), ask.format(noun=noun).capitalize() + "."
     if kind == "feature":
-        ask = rng.choice(FEATURES).format(noun=noun, verb=verb)
+        ask = rng.choice(FEATURES).format(noun=noun, gerund=gerund(verb), doer=doer(verb))
         return (
             kind,
             f"{ask[0].upper()}{ask[1:]} ({project.name})",
@@ -79,14 +84,16 @@ def _task(rng: random.Random, project: Project) -> tuple[str, str, str]:
             ),
         )
     bug, symptom = rng.choice(BUGS)
-    symptom = symptom.format(noun=noun)
-    title = f"Fix {bug.format(noun=noun)} in {project.name}"
+    # "the cache cache", "the page page": a noun the template already names is said once.
+    symptom = DOUBLED.sub(r"\1", symptom.format(noun=noun))
+    title = "Fix " + DOUBLED.sub(r"\1", bug.format(noun=noun)) + f" in {project.name}"
     if kind == "web":
         return (
             kind,
             title,
             (
-                f"The {noun} page at http://{project.host}/{noun}s {symptom}. Open it "
+                DOUBLED.sub(r"\1", f"The {noun} page")
+                + f" at http://{project.host}/{noun}s {symptom}. Open it "
                 "in the browser, find the cause in the code and fix it."
             ),
         )

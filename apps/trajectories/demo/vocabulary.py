@@ -99,6 +99,20 @@ VERBS = [
     "delete",
     "update",
 ]
+# Irregular "-er" nouns of VERBS (the rest add "r" or "er").
+DOERS = {"validate": "validator", "format": "formatter", "sync": "syncer"}
+
+
+def gerund(verb: str) -> str:
+    """validate -> validating, sync -> syncing."""
+    return (verb[:-1] if verb.endswith("e") and not verb.endswith("ee") else verb) + "ing"
+
+
+def doer(verb: str) -> str:
+    """parse -> parser, validate -> validator, load -> loader."""
+    return DOERS.get(verb) or (verb + "r" if verb.endswith("e") else verb + "er")
+
+
 BUGS = [
     ("an off-by-one error in pagination", "returns the last {noun} twice on page 2"),
     ("a crash on empty input", "raises an exception when the {noun} list is empty"),
@@ -115,9 +129,9 @@ FEATURES = [
     "add CSV export for {noun}s",
     "support filtering {noun}s by date range in the API",
     "add retry with backoff when fetching {noun}s",
-    "show a progress bar while {verb}ing {noun}s",
+    "show a progress bar while {gerund} {noun}s",
     "add a health check endpoint",
-    "write unit tests for the {noun} {verb}er",
+    "write unit tests for the {noun} {doer}",
 ]
 DATA_TASKS = [
     (

@@ -115,6 +115,15 @@ def event_chunk(trajectory: Trajectory, *, start: int, limit: int) -> list[Event
     )
 
 
+def event_chunk_before(trajectory: Trajectory, *, end: int, limit: int) -> list[Event]:
+    """Events just before position `end` (at most `limit`), in step order. One query."""
+    events = list(
+        Event.objects.filter(trajectory=trajectory, position__lt=end).order_by("-position")[:limit]
+    )
+    events.reverse()
+    return events
+
+
 def event_at(trajectory: Trajectory, position: int) -> Event:
     event = Event.objects.filter(trajectory=trajectory, position=position).first()
     if event is None:

@@ -30,6 +30,7 @@ from apps.trajectories.selectors.viewer import (
     Access,
     event_at,
     event_chunk,
+    event_chunk_before,
     event_find,
     event_type_counts,
     image_for,
@@ -106,6 +107,29 @@ def render_chunk(access: Access, *, after: int, limit: int, budget: int) -> Chun
     more = len(events) > len(parts)
     return Chunk(
         html=mark_safe("".join(parts)), count=len(parts), next_after=last if more else None
+    )
+
+
+def render_chunk_before(access: Access, *, before: int, limit: int, budget: int) -> Chunk:
+    """Cards of the steps just before step `before`+1 (positions < before), nearest first until
+    `limit` events or about `budget` bytes, returned in step order. `next_after` here is the
+    position of the first card, or None when the chunk reaches step 1."""
+    ctx = _context(access)
+    events = event_chunk_before(access.trajectory, end=before, limit=limit)
+    base = f"/t/{access.trajectory.share_id}/"
+    parts: list[str] = []
+    size = 0
+    first = before
+    for event in reversed(events):
+        html = card_html(present_event(event, ctx), base)
+        parts.append(html)
+        size += len(html)
+        first = event.position
+        if size >= budget:
+            break
+    parts.reverse()
+    return Chunk(
+        html=mark_safe("".join(parts)), count=len(parts), next_after=first if first > 0 else None
     )
 
 
@@ -190,11 +214,21 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
 
 @require_safe
 def trajectory_events(request: HttpRequest, share_id: str) -> HttpResponse:
-    """HTML cards of the steps after `after` (for viewer.js); X-Next-After says where to go on."""
+    """HTML cards of the steps after `after` (for viewer.js); X-Next-After says where to go on.
+
+    With `before=N` instead: the steps just before step N+1 (a reader who opened a permalink far
+    into the trajectory and scrolls up); X-Prev-Before says where the chunk starts ("" at step 1).
+    """
     access = trajectory_access(request, share_id)
-    after = _int(request.GET.get("after"), 0)
     limit = _int(request.GET.get("limit"), CHUNK_EVENTS, low=1, high=CHUNK_MAX_EVENTS)
     budget = CHUNK_BYTES * max(limit // CHUNK_EVENTS, 1)
+    if "before" in request.GET:
+        before = _int(request.GET.get("before"), 0)
+        chunk = render_chunk_before(access, before=before, limit=limit, budget=budget)
+        response = HttpResponse(chunk.html, content_type="text/html; charset=utf-8")
+        response["X-Prev-Before"] = "" if chunk.next_after is None else str(chunk.next_after)
+        return _private_headers(response, access)
+    after = _int(request.GET.get("after"), 0)
     chunk = render_chunk(access, after=after, limit=limit, budget=budget)
     response = HttpResponse(chunk.html, content_type="text/html; charset=utf-8")
     response["X-Next-After"] = "" if chunk.next_after is None else str(chunk.next_after)

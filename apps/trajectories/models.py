@@ -56,7 +56,15 @@ class Trajectory(models.Model):
     )
     # Never shown, never released, never logged: it only lets an anonymous sharer delete by email.
     contact_email = models.EmailField(blank=True)
+    # An HMAC of the session id (services/dedup.py session_digest), never the id itself: with the
+    # account or the email it proves a re-share comes from the same submitter, so it is a secret.
+    # Anonymous shares keep one only when the client sent it (one derived from the file proves
+    # nothing).
     client_session_id = models.CharField(max_length=200, blank=True)
+    # Anonymous shares that extend an earlier one of the same email without proving to be its
+    # submitter's form a chain: the first member's share id, on every member (also the first),
+    # so that lists show only the longest public one (TrajectoryQuerySet.listed).
+    chain_key = models.CharField(max_length=64, blank=True)
     title = models.CharField(max_length=300, blank=True)
     source_format = models.CharField(max_length=40)
     agent = models.CharField(max_length=100, blank=True)
@@ -100,6 +108,7 @@ class Trajectory(models.Model):
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The first time it entered public(): from then on its events prove nothing (dedup.py).
     published_at = models.DateTimeField(null=True, blank=True)
 
     objects = TrajectoryQuerySet.as_manager()
@@ -114,6 +123,15 @@ class Trajectory(models.Model):
             models.Index(fields=["owner", "head_fingerprint"], name="traj_owner_head"),
             models.Index(fields=["contact_email", "head_fingerprint"], name="traj_email_head"),
             models.Index(fields=["review_state"], name="traj_review_state"),
+            # dedup.py: whether a share's first events were shown anywhere (any submitter).
+            models.Index(fields=["head_fingerprint"], name="traj_head"),
+            # listed(): the longer public members of a chain, looked up per listed chain member.
+            models.Index(
+                "chain_key",
+                F("num_events").desc(),
+                name="traj_public_chain",
+                condition=PUBLIC & ~Q(chain_key=""),
+            ),
             # The public list's filters and orderings (the shared FilterSet: agent and model are
             # case-insensitive), partial on public() so they stay small and each keeps the list
             # a short index scan over 100,000 rows (bench/bench_list.py).

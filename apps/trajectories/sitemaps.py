@@ -59,7 +59,7 @@ class PublicTrajectoriesSitemap(_SiteUrlSitemap):
 
     def items(self):
         return (
-            Trajectory.objects.public()
+            Trajectory.objects.listed()
             .only("share_id", "updated_at")
             .order_by("-created_at", "-id")
         )

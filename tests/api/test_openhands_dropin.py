@@ -67,7 +67,14 @@ def test_openhands_store_feedback_against_a_live_server(live_server, made_fixtur
     assert link.status_code == 302 and link.headers["Location"] == f"/t/{body['feedback_id']}/"
     # The other path OpenHands forks use answers the same way.
     again = store_feedback(f"{live_server.url}/api/share", feedback)
-    assert again["body"]["feedback_id"] == body["feedback_id"]  # same email, same events
+    assert again["statusCode"] == 200 and SHARE_ID.match(again["body"]["feedback_id"])
+    # The first was public, so its events and email prove nothing: a new trajectory in its
+    # chain (a private one, shared before anyone saw it, would be continued).
+    assert again["body"]["feedback_id"] != body["feedback_id"]
+    assert (
+        Trajectory.objects.get(share_id=again["body"]["feedback_id"]).chain_key
+        == (body["feedback_id"])
+    )
 
 
 def test_current_payload_is_stored_without_email_in_the_raw_copy(client, private_storage):

@@ -370,7 +370,8 @@ def test_knowing_a_sharers_email_and_a_public_first_step_opens_nothing_of_theirs
     assert attacker.get(f"/t/{victim_id}/events/3/json").content.count(b"carol.private") == 0
     refused = attacker.delete(f"{URL}/{victim_id}", HTTP_X_DELETION_PASSWORD=password)
     assert refused.status_code == 403
-    # The real sharer re-sharing the same session, longer, still continues it.
+    # A longer re-share of the same session by email alone proves nothing either, since the
+    # events were public (issue 6): it is a new trajectory in the original's chain.
     longer = v0_events(4, task="deploy it")
     longer[2]["content"] = events[2]["content"]
     again = Client().post(
@@ -378,16 +379,18 @@ def test_knowing_a_sharers_email_and_a_public_first_step_opens_nothing_of_theirs
         orjson.dumps(share_payload(longer, email=victim_email, permissions="public")),
         content_type="application/json",
     )
-    assert again.json()["body"]["feedback_id"] == victim_id
+    again_id = again.json()["body"]["feedback_id"]
+    assert again_id != victim_id
+    assert Trajectory.objects.get(share_id=again_id).chain_key == victim_id
 
 
 def test_continuing_an_anonymous_share_carries_over_nothing_its_sender_did_not_send(
     django_capture_on_commit_callbacks,
 ):
-    """Continuing (a longer share of the same events and email) is how OpenHands re-shares, so
-    it is allowed to anyone who can send those events, and a public share's export shows them.
-    Then the continued share must hold only what the sender sent: a title of the original
-    sharer's, redacted on the public page, would be opened by the password they get."""
+    """A longer share of a public share's events and its email is how OpenHands re-shares, but
+    anyone can send those (the public export shows them): it is a new trajectory (issue 6), and
+    it holds only what its sender sent: the original's title, redacted on the public page, is
+    not opened by the password they get."""
     from tests.ingest_helpers import v0_events
 
     email = "dave@victim-mail.test"
@@ -412,7 +415,7 @@ def test_continuing_an_anonymous_share_carries_over_nothing_its_sender_did_not_s
         orjson.dumps([*public_events, extra]),
         content_type="application/json",
     ).json()["trajectories"][0]
-    assert answer["id"] == victim_id  # continued, as OpenHands' re-shares are
+    assert answer["id"] != victim_id  # a public share's events prove nothing
     assert (
         attacker.post(f"/t/{answer['id']}/unlock", {"password": answer["password"]}).status_code
         == 302

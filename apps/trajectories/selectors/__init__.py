@@ -82,7 +82,8 @@ def trajectory_get_any(share_id: str) -> Trajectory:
 
 
 def trajectory_list_public() -> QuerySet[Trajectory]:
-    return Trajectory.objects.public().select_related("owner")
+    """The public list: `public()`, one per chain of continuations (`listed()`)."""
+    return Trajectory.objects.listed().select_related("owner")
 
 
 def trajectory_list_owned(user: User) -> QuerySet[Trajectory]:

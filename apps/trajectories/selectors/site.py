@@ -72,8 +72,9 @@ def public_stats() -> PublicStats:
 
 
 def public_list() -> QuerySet[Trajectory]:
-    """Public trajectories, newest first, with only the columns a list row needs."""
-    return Trajectory.objects.public().only(*LIST_FIELDS).order_by("-created_at", "-id")
+    """Public trajectories (one per chain: `listed()`), newest first, with only the columns a
+    list row needs."""
+    return Trajectory.objects.listed().only(*LIST_FIELDS).order_by("-created_at", "-id")
 
 
 def sorted_after_matching(queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory]:

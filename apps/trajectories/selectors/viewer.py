@@ -95,6 +95,23 @@ def can_see_original(trajectory: Trajectory, request: HttpRequest) -> bool:
     return trajectory.owner_id is None and trajectory.share_id in unlocked_share_ids(request)
 
 
+CHAIN_LINKS = 20
+
+
+def chain_members(trajectory: Trajectory) -> list[Trajectory]:
+    """The other members of the trajectory's chain of continuations that are in `public()`,
+    longest first: a page links only to those. No query outside a chain."""
+    if not trajectory.chain_key:
+        return []
+    return list(
+        Trajectory.objects.public()
+        .filter(chain_key=trajectory.chain_key)
+        .exclude(pk=trajectory.pk)
+        .only("share_id", "num_events", "created_at")
+        .order_by("-num_events", "-id")[:CHAIN_LINKS]
+    )
+
+
 def event_type_counts(trajectory: Trajectory) -> list[tuple[str, int]]:
     """(type, number of events) for the type filter, most frequent first. One query."""
     rows = (

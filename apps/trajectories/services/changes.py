@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from apps.trajectories.models import (
     Polarity,
@@ -82,6 +83,7 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
             trajectory.review_state = ReviewState.PENDING
             changed.append("review_state")
         trajectory.save(update_fields=[*changed, "updated_at"])
+        _note_published(trajectory)
         if "title" in changed:
             trajectory_search_refresh(trajectory=trajectory)
         if rescan:
@@ -89,6 +91,21 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
         if "visibility" in changed or "review_state" in changed:
             announce_public_change([trajectory.pk])
     return trajectory
+
+
+def _note_published(trajectory: Trajectory) -> None:
+    """Record the first time a trajectory is in public() (made public after its approval; the
+    scan and moderators record it when they approve a public one): from then on its events
+    prove nothing about who shares them (services/dedup.py)."""
+    if trajectory.published_at is None and trajectory.is_public:
+        now = timezone.now()
+        if (
+            Trajectory.objects.filter(pk=trajectory.pk, published_at__isnull=True).update(
+                published_at=now
+            )
+            == 1
+        ):
+            trajectory.published_at = now
 
 
 def _needs_rescan(trajectory: Trajectory, fields: dict[str, Any]) -> bool:

@@ -1,20 +1,51 @@
-"""Which stored trajectory a new share continues: the same client session, or stored events
-that are a prefix of the new ones (or the new ones a prefix of them), within one submitter."""
+"""Which stored trajectory a new share continues: only one whose submitter the sender proves
+to be (DESIGN.md "Share API").
+
+Signed in, the account is the proof: the same session id, or stored events that are a prefix of
+the new ones (or the new ones a prefix of them). Anonymously, an email is no proof (anyone can
+type it), nor are events anyone could have read. So an anonymous share continues a stored one of
+the same email only with a session id the client sent (stored as an HMAC, never shown), or with
+an event prefix of a share that was never shown to anyone but its holder. Otherwise it is new;
+when its events extend an earlier share of that email it joins that share's chain, and lists
+show the longest public member of a chain (TrajectoryQuerySet.listed).
+"""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import orjson
 from django.db import connection
 from django.db.models import QuerySet
+from django.utils.crypto import salted_hmac
 
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.prepare import _event_fingerprint, _Prepared
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
+
+
+SESSION_SALT = "trajhub.client-session-id"
+
+
+def session_digest(session_id: str) -> str:
+    """What is stored of a client session id: an HMAC under the site's secret key. The id is a
+    secret of its submitter (it proves a re-share is theirs), so the database never holds it."""
+    if not session_id:
+        return ""
+    return salted_hmac(SESSION_SALT, session_id, algorithm="sha256").hexdigest()
+
+
+@dataclass
+class _Match:
+    """The stored trajectory a share continues (and how), or the chain it joins."""
+
+    existing: Trajectory | None = None
+    how: str = ""  # "session", "extends", "contained"
+    chain_of: Trajectory | None = None  # anonymous: extended without proof; a new member
 
 
 def _stored_chain(trajectory: Trajectory, count: int) -> list[str]:
@@ -56,8 +87,54 @@ def _scope(user: User | None, email: str) -> tuple[QuerySet[Trajectory] | None, 
     return None, ""
 
 
+def _find_continued(
+    scope_qs: QuerySet[Trajectory], session: str, prepared: _Prepared, *, anonymous: bool
+) -> _Match:
+    """What a share continues within its submitter scope. `session` is the digest of the
+    session id that counts as proof: any for an account, only a client-sent one anonymously."""
+    if not anonymous:
+        existing, how = _find_same_session(scope_qs, session, prepared)
+        return _Match(existing, how)
+    if session:
+        existing, how = _find_same_session(scope_qs, session, prepared)
+        if existing is not None:
+            return _Match(existing, how)
+    # Events prove the submitter only where nobody else can have read them: in a share never
+    # shown, and not as the start of one that was (whoever stored it: a copy of a public
+    # share's first steps, planted under its sharer's email, must not catch their next share).
+    never_shown = scope_qs & Trajectory.objects.never_shown()
+    existing, how = _find_same_session(never_shown, "", prepared)
+    if existing is not None and not _shown_elsewhere(existing):
+        return _Match(existing, how)
+    extended, how = _find_same_session(scope_qs, "", prepared, extends_only=True)
+    return _Match(chain_of=extended if how == "extends" else None)
+
+
+def _shown_elsewhere(trajectory: Trajectory) -> bool:
+    """Whether the events of `trajectory` are the start of a trajectory that was shown (and so
+    may be known to anyone)."""
+    count = trajectory.num_events
+    shown = (
+        Trajectory.objects.ever_shown()
+        .filter(head_fingerprint=trajectory.head_fingerprint, num_events__gte=count)
+        .exclude(pk=trajectory.pk)
+        .only("id", "num_events", "chain_fingerprint")
+    )
+    for other in shown.iterator(chunk_size=100):
+        if other.num_events == count:
+            if other.chain_fingerprint == trajectory.chain_fingerprint:
+                return True
+        elif count and _stored_chain(other, count)[-1] == trajectory.chain_fingerprint:
+            return True
+    return False
+
+
 def _find_same_session(
-    scope_qs: QuerySet[Trajectory], session_id: str, prepared: _Prepared
+    scope_qs: QuerySet[Trajectory],
+    session_id: str,
+    prepared: _Prepared,
+    *,
+    extends_only: bool = False,
 ) -> tuple[Trajectory | None, str]:
     """The stored trajectory this share continues, and how: "session", "extends", "contained"."""
     count = len(prepared.events)
@@ -73,13 +150,15 @@ def _find_same_session(
     candidates = list(
         scope_qs.filter(head_fingerprint=prepared.head)
         .order_by("-num_events", "-id")
-        .only("id", "num_events", "chain_fingerprint")
+        .only("id", "share_id", "num_events", "head_fingerprint", "chain_fingerprint", "chain_key")
     )
     for candidate in candidates:  # the longest stored prefix of the new events wins
         if 0 < candidate.num_events <= count and (
             prepared.chain[candidate.num_events - 1] == candidate.chain_fingerprint
         ):
             return candidate, "extends"
+    if extends_only:
+        return None, ""
     for candidate in candidates:
         if candidate.num_events > count and _stored_chain(candidate, count) == prepared.chain:
             return candidate, "contained"

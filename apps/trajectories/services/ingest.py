@@ -31,9 +31,15 @@ from apps.trajectories.models import (
     TrajectoryImage,
     Visibility,
 )
-from apps.trajectories.services.changes import _needs_rescan
+from apps.trajectories.services.changes import _needs_rescan, _note_published
 from apps.trajectories.services.cleaning import NUL_REPLACEMENT, _clip
-from apps.trajectories.services.dedup import _advisory_lock, _find_same_session, _scope
+from apps.trajectories.services.dedup import (
+    _advisory_lock,
+    _find_continued,
+    _Match,
+    _scope,
+    session_digest,
+)
 from apps.trajectories.services.errors import InvalidShare
 from apps.trajectories.services.limits import (
     _check_anonymous_allowed,
@@ -262,20 +268,24 @@ def _store_in_transaction(
     scope_qs, scope_key = _scope(user, email)
     if scope_qs is not None and exclude:
         scope_qs = scope_qs.exclude(pk__in=exclude)
-    session_id = options.session_id or canonical.session_id[:200]
-    existing, how = None, ""
+    # Signed in, the account vouches for any session id, the file's own included. Anonymously
+    # only one the client sent counts: one an importer derives from the content (an evaluation
+    # row's instance id) is known to anyone who has the file.
+    if user is None:
+        session = session_digest(options.session_id)
+    else:
+        session = session_digest(options.session_id or canonical.session_id[:200])
+    match = _Match()
     if scope_qs is not None:
-        _advisory_lock(f"{scope_key}|{session_id or prepared.head}")
-        existing, how = _find_same_session(scope_qs, session_id, prepared)
-        if how == "contained" and user is None:
-            # Shorter than a stored anonymous share, it adds nothing; and all its sender showed
-            # is the email and the first events, which a public share shows anyone. A password
-            # to the stored one would open its redacted originals to them: store it on its own.
-            existing, how = None, ""
-        if existing is not None:
-            existing = Trajectory.objects.select_for_update().filter(pk=existing.pk).first()
-            if existing is None:  # deleted meanwhile: this share starts afresh
-                how = ""
+        _advisory_lock(f"{scope_key}|{session or prepared.head}")
+        match = _find_continued(scope_qs, session, prepared, anonymous=user is None)
+        if match.existing is not None:
+            match.existing = (
+                Trajectory.objects.select_for_update().filter(pk=match.existing.pk).first()
+            )
+            if match.existing is None:  # deleted meanwhile: this share starts afresh
+                match.how = ""
+    existing, how = match.existing, match.how
 
     public = options.visibility == Visibility.PUBLIC or canonical.permissions == "public"
     agreed = options.license_agreed or canonical.permissions == "public"
@@ -317,6 +327,7 @@ def _store_in_transaction(
                 hash_deletion_password(password),
             ]
         trajectory.save()
+        _note_published(trajectory)
         _on_commit_stored(trajectory.pk, created=False)
         announce_public_change([trajectory.pk])  # its visibility or review state may have moved
         return StoredTrajectory(trajectory=trajectory, created=False, password=password)
@@ -328,7 +339,7 @@ def _store_in_transaction(
         head_fingerprint=prepared.head,
         chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
         raw_sha256=raw.sha256,
-        client_session_id=session_id,
+        client_session_id=session,
         **_totals(canonical, prepared),
     )
     created = existing is None
@@ -337,6 +348,8 @@ def _store_in_transaction(
         trajectory = Trajectory(
             owner=user, contact_email=email if user is None else "", title=title, **fields
         )
+        if match.chain_of is not None:
+            trajectory.chain_key = _join_chain(match.chain_of)
         if password:
             trajectory.deletion_password_hashes = [hash_deletion_password(password)]
         trajectory.search_text = _search_text(title, (e.text for e in prepared.events), None)
@@ -392,6 +405,18 @@ def _store_in_transaction(
         # A new share is pending, outside public() until its scan says otherwise.
         announce_public_change([trajectory.pk])
     return StoredTrajectory(trajectory=trajectory, created=created, password=password)
+
+
+def _join_chain(earlier: Trajectory) -> str:
+    """The chain a new share joins by extending `earlier`: the first member's share id, written
+    on `earlier` too when it starts the chain now (lists then show only the longest)."""
+    if earlier.chain_key:
+        return earlier.chain_key
+    Trajectory.objects.filter(pk=earlier.pk, chain_key="").update(chain_key=earlier.share_id)
+    return (
+        Trajectory.objects.filter(pk=earlier.pk).values_list("chain_key", flat=True).first()
+        or earlier.share_id
+    )
 
 
 def _insert_events(trajectory: Trajectory, events: list[_PreparedEvent]) -> None:

@@ -28,6 +28,7 @@ from apps.trajectories.rendering import (
 )
 from apps.trajectories.selectors.viewer import (
     Access,
+    chain_members,
     event_at,
     event_chunk,
     event_chunk_before,
@@ -208,6 +209,7 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         "total": total,
         "downloads": downloads,
         "base": f"/t/{trajectory.share_id}/",
+        "versions": chain_members(trajectory),
     }
     return _private_headers(render(request, "trajectories/page.html", context), access)
 

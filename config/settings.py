@@ -129,6 +129,14 @@ if REDIS_URL:
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
     }
     CELERY_BROKER_URL = REDIS_URL
+    # A message a worker took but never acknowledged (the whole worker was killed) goes back to
+    # the queue after this long. Longer than a task may run (else a slow task runs twice), and
+    # not Redis' default hour.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int(
+            "CELERY_BROKER_VISIBILITY_TIMEOUT", env_int("CELERY_TASK_TIME_LIMIT", 900) + 60
+        )
+    }
 else:
     CACHES = {
         "default": {
@@ -156,6 +164,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
+# A pool process killed in the middle of a task (OOM, kill -9): the message goes back to the
+# queue at once instead of being acknowledged as failed (and the trajectory left unscanned).
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # A worker keeps retrying the broker while it starts (Redis may come up after it in compose).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -321,6 +332,9 @@ TRAJHUB_SCAN_ALLOWLIST: dict = {
     "domains": env_list("TRAJHUB_SCAN_ALLOWLIST_DOMAINS", []),
     "values": env_list("TRAJHUB_SCAN_ALLOWLIST_VALUES", []),
 }
+# The sweep's lock expires this long after its holder stops renewing it (a killed worker), so
+# the next sweep runs within about this interval of a crash, not after the whole sweep's bound.
+TRAJHUB_SCAN_SWEEP_LOCK_SECONDS = env_int("TRAJHUB_SCAN_SWEEP_LOCK_SECONDS", 30)
 TRAJHUB_SCAN_SWEEP_BATCH = env_int("TRAJHUB_SCAN_SWEEP_BATCH", 200)
 TRAJHUB_SCAN_MAX_FINDINGS = env_int("TRAJHUB_SCAN_MAX_FINDINGS", 1000)  # rows kept per trajectory
 # The review queue: how long a moderator's claim on an item lasts.

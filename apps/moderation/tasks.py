@@ -6,17 +6,15 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
-from django.core.cache import cache
 from django.db import OperationalError
 
 from apps.moderation import services
+from apps.moderation.locks import RenewedLock
 from apps.trajectories.models import Trajectory
 
 logger = logging.getLogger(__name__)
 
 SWEEP_LOCK = "moderation:scan-sweep:lock"
-# Longer than a sweep can take (bounded batch) so a crashed worker's lock expires on its own.
-SWEEP_LOCK_SECONDS = 15 * 60
 
 
 @shared_task(
@@ -36,14 +34,13 @@ def scan_trajectory(trajectory_id: int) -> str | None:
 
 @shared_task(name="apps.moderation.tasks.scan_sweep")
 def scan_sweep() -> int:
-    """Periodic: scan pending trajectories whose on-commit scan never ran. One sweep at a time."""
-    if not cache.add(SWEEP_LOCK, "1", timeout=SWEEP_LOCK_SECONDS):
-        logger.info("scan sweep already running; skipped")
-        return 0
-    try:
+    """Periodic: scan pending trajectories whose on-commit scan never ran. One sweep at a time:
+    its lock is renewed while it runs and expires soon after a killed worker stops renewing it."""
+    with RenewedLock(SWEEP_LOCK, settings.TRAJHUB_SCAN_SWEEP_LOCK_SECONDS) as held:
+        if not held:
+            logger.info("scan sweep already running; skipped")
+            return 0
         results = services.pending_scan_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
-    finally:
-        cache.delete(SWEEP_LOCK)
     if results:
         logger.info("scan sweep scanned %d pending trajectories", len(results))
     return len(results)

@@ -121,3 +121,54 @@ def test_ingested_share_is_scanned_and_redacted(django_capture_on_commit_callbac
     assert redactor(trajectory.redactions)(first.text) == (
         "use key <OPENAI_API_KEY_1> and mail <EMAIL_1>"
     )
+
+
+def test_sweep_lock_is_renewed_while_its_holder_runs_and_expires_soon_after_it_dies():
+    """A sweep longer than the lock's expiry keeps its lock; a holder that stops renewing
+    (killed) loses it within the expiry, and the next sweep runs."""
+    import time
+
+    from apps.moderation.locks import RenewedLock
+
+    with RenewedLock("test:lock", 1) as held:
+        assert held
+        time.sleep(2.2)  # past the expiry: the holder's thread renewed it
+        assert not RenewedLock("test:lock", 1).acquire()
+    assert RenewedLock("test:lock", 1).acquire() is True  # released on exit
+    cache.delete("test:lock")
+
+    dead = RenewedLock("test:lock", 1)
+    assert dead.acquire()
+    dead._stop.set()  # the holder stops renewing, as a killed worker does
+    time.sleep(1.5)
+    taker = RenewedLock("test:lock", 1)
+    assert taker.acquire()
+    taker.release()
+
+
+def test_redis_broker_settings_redeliver_lost_tasks_soon(settings):
+    """acks_late + reject_on_worker_lost: a killed pool process's task is requeued at once; a
+    whole worker's unacknowledged task comes back after the visibility timeout, which is just
+    longer than a task may run, not Redis' default hour. (tests/infra/test_worker_crash.py kills
+    real workers.)"""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, config.settings as s; print(json.dumps([s.CELERY_TASK_ACKS_LATE, "
+        "s.CELERY_TASK_REJECT_ON_WORKER_LOST, s.CELERY_BROKER_TRANSPORT_OPTIONS]))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "REDIS_"))}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "REDIS_URL": "redis://127.0.0.1:6379/9"},
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    acks_late, reject_on_lost, options = json.loads(out)
+    assert acks_late is True and reject_on_lost is True
+    assert settings.CELERY_TASK_TIME_LIMIT < options["visibility_timeout"] <= 3600 / 2

@@ -26,6 +26,11 @@ def env_int(name: str, default: int) -> int:
     return default if value in (None, "") else int(value)
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return default if value in (None, "") else float(value)
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if not value:
@@ -178,6 +183,12 @@ CELERY_BEAT_SCHEDULE: dict = {
     "scan-sweep": {
         "task": "apps.moderation.tasks.scan_sweep",
         "schedule": float(env_int("TRAJHUB_SCAN_SWEEP_SECONDS", 300)),
+    },
+    # Checks often; the service builds only when TRAJHUB_RELEASE_EVERY_DAYS have passed, and
+    # publishes an announced release as soon as its opt-out window ends.
+    "release-run": {
+        "task": "apps.datasets.tasks.release_run",
+        "schedule": env_float("TRAJHUB_RELEASE_CHECK_SECONDS", 3600.0),
     },
 }
 
@@ -347,6 +358,31 @@ TRAJHUB_REPORTS_PER_HOUR = env_int("TRAJHUB_REPORTS_PER_HOUR", 10)
 # How long the link of a takedown request's confirmation email (and an appeal link) is valid.
 TRAJHUB_TAKEDOWN_LINK_SECONDS = env_int("TRAJHUB_TAKEDOWN_LINK_SECONDS", 3 * 24 * 3600)
 TRAJHUB_APPEAL_LINK_SECONDS = env_int("TRAJHUB_APPEAL_LINK_SECONDS", 30 * 24 * 3600)
+# Dataset releases (apps/datasets).
+TRAJHUB_RELEASE_NAME = os.environ.get("TRAJHUB_RELEASE_NAME", "TrajHub trajectories")
+TRAJHUB_RELEASE_EVERY_DAYS = env_float("TRAJHUB_RELEASE_EVERY_DAYS", 7.0)
+TRAJHUB_RELEASE_OPT_OUT_DAYS = env_float("TRAJHUB_RELEASE_OPT_OUT_DAYS", 7.0)
+TRAJHUB_RELEASE_SHARD_BYTES = env_int("TRAJHUB_RELEASE_SHARD_BYTES", 500 * 1000 * 1000)
+# Row groups the Hugging Face viewer can page through: <= 100 MB in memory each.
+TRAJHUB_RELEASE_ROW_GROUP_BYTES = env_int("TRAJHUB_RELEASE_ROW_GROUP_BYTES", 64 * 1024 * 1024)
+TRAJHUB_RELEASE_ROW_GROUP_ROWS = env_int("TRAJHUB_RELEASE_ROW_GROUP_ROWS", 1000)
+# Quality gate: each rule on or off, with its thresholds.
+TRAJHUB_RELEASE_GATE_EMPTY = env_bool("TRAJHUB_RELEASE_GATE_EMPTY", True)
+TRAJHUB_RELEASE_MIN_EVENTS = env_int("TRAJHUB_RELEASE_MIN_EVENTS", 2)
+TRAJHUB_RELEASE_MIN_TEXT_CHARS = env_int("TRAJHUB_RELEASE_MIN_TEXT_CHARS", 20)
+TRAJHUB_RELEASE_GATE_DUPLICATES = env_bool("TRAJHUB_RELEASE_GATE_DUPLICATES", True)
+TRAJHUB_RELEASE_GATE_BROKEN = env_bool("TRAJHUB_RELEASE_GATE_BROKEN", True)
+TRAJHUB_RELEASE_GATE_STALE_SCAN = env_bool("TRAJHUB_RELEASE_GATE_STALE_SCAN", True)
+TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = env_bool("TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED", False)
+# 0: one task builds the whole release; N: one Celery task per N trajectories (a shard).
+TRAJHUB_RELEASE_SHARD_TASK_ROWS = env_int("TRAJHUB_RELEASE_SHARD_TASK_ROWS", 0)
+# A build split into shard tasks that has not moved for this long is taken for dead.
+TRAJHUB_RELEASE_STALE_SECONDS = env_int("TRAJHUB_RELEASE_STALE_SECONDS", 1800)
+TRAJHUB_RELEASE_TIME_LIMIT = env_int("TRAJHUB_RELEASE_TIME_LIMIT", 6 * 3600)
+TRAJHUB_RELEASE_URL_SECONDS = env_int("TRAJHUB_RELEASE_URL_SECONDS", 3600)
+TRAJHUB_RELEASE_BUILD_DIR = os.environ.get(
+    "TRAJHUB_RELEASE_BUILD_DIR", str(VAR_DIR / "release-build")
+)
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

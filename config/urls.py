@@ -10,9 +10,11 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("api/schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("apps.datasets.api.urls")),
     path("api/v1/", include("apps.trajectories.api.urls")),
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),
+    path("", include("apps.datasets.urls")),
     path("", include("apps.trajectories.urls")),
 ]
 

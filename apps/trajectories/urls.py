@@ -14,7 +14,6 @@ urlpatterns = [
     path("upload/", site.upload, name="upload"),
     path("me/", site.me, name="me"),
     re_path(rf"^me/t/{SHARE_ID}/delete$", site.me_delete, name="me-delete"),
-    path("releases/", site.releases, name="releases"),
     path("terms/", site.terms, name="terms"),
     path("privacy/", site.privacy, name="privacy"),
     path("license/", site.license_page, name="license"),

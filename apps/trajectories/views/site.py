@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from django.apps import apps as django_apps
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -445,14 +444,3 @@ terms = _static_page("pages/terms.html")
 privacy = _static_page("pages/privacy.html")
 license_page = _static_page("pages/license.html")
 removal = _static_page("pages/removal.html")
-
-
-@require_GET
-def releases(request: HttpRequest) -> HttpResponse:
-    """Honest about the state of releases: the releases app lists them once it exists."""
-    try:
-        release_model = django_apps.get_model("datasets", "Release")
-    except LookupError:
-        release_model = None
-    count = release_model.objects.count() if release_model is not None else 0
-    return render(request, "pages/releases.html", {"release_count": count})

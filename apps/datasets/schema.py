@@ -1,0 +1,291 @@
+"""The row schema of a release, in one place: every config's columns, the pyarrow schema and the
+`datasets` features written from them, and the rows built from a trajectory's redacted events.
+
+Pure Python plus pyarrow (no Django): the builder hands in the trajectory's fields and its
+events already redacted; this module only shapes them.
+
+The `default` config extends the OpenHands feedback dataset (`version, feedback, permissions,
+timestamp, trajectory`, where `trajectory` holds OpenHands V0 steps with `args` and `extras` as
+JSON text) with `id, polarity, feedback_text, agent, model, source_format, num_events, license`
+and an `images` column (`datasets.Image`: the bytes, and as path the sha256 the steps refer to as
+"trajhub-image:<sha256>"). `no_images` is the same without images, the light download. `openai`
+is TRL's conversational format (`messages`, `tools`) and `sharegpt` LLaMA-Factory's
+(`conversations` with from/value, `system`, `tools`); both come from the site's own exporters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from apps.trajectories.exporters import to_openai, to_openhands, to_sharegpt
+from apps.trajectories.importers.base import CanonicalEvent
+
+# --- column types: a tiny description both pyarrow and `datasets` features are written from ----
+
+Type = Any  # "string" | "int64" | "image" | [Type] (a list) | {name: Type} (a struct)
+
+STEP: dict[str, Type] = {
+    "id": "int64",
+    "timestamp": "string",
+    "source": "string",
+    "message": "string",
+    "action": "string",
+    "observation": "string",
+    "content": "string",
+    "args": "string",
+    "extras": "string",
+}
+MESSAGE: dict[str, Type] = {
+    "role": "string",
+    "content": "string",
+    "tool_calls": [
+        {
+            "id": "string",
+            "type": "string",
+            "function": {"name": "string", "arguments": "string"},
+        }
+    ],
+    "tool_call_id": "string",
+}
+
+_DEFAULT: dict[str, Type] = {
+    "id": "string",
+    "version": "string",
+    "feedback": "string",
+    "permissions": "string",
+    "timestamp": "string",
+    "trajectory": [STEP],
+    "polarity": "string",
+    "feedback_text": "string",
+    "agent": "string",
+    "model": "string",
+    "source_format": "string",
+    "num_events": "int64",
+    "license": "string",
+}
+CONFIGS: dict[str, dict[str, Type]] = {
+    "default": {**_DEFAULT, "images": ["image"]},
+    "no_images": _DEFAULT,
+    "openai": {"id": "string", "messages": [MESSAGE], "tools": "string", "license": "string"},
+    "sharegpt": {
+        "id": "string",
+        "conversations": [{"from": "string", "value": "string"}],
+        "system": "string",
+        "tools": "string",
+        "license": "string",
+    },
+}
+# Where each config's shards go, as `datasets.push_to_hub` lays them out.
+CONFIG_DIRS = {
+    "default": "data",
+    "no_images": "no_images",
+    "openai": "openai",
+    "sharegpt": "sharegpt",
+}
+CONFIG_DESCRIPTIONS = {
+    "default": "every column, with the screenshots and plots (`images`)",
+    "no_images": "the same rows without images: the light download",
+    "openai": "OpenAI messages with tool calls (TRL's conversational format: `messages`, `tools`)",
+    "sharegpt": "ShareGPT conversations (LLaMA-Factory: `from`/`value`, `function_call`, `observation`)",
+}
+
+_IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+
+
+def _arrow(kind: Type) -> pa.DataType:
+    if kind == "string":
+        return pa.string()
+    if kind == "int64":
+        return pa.int64()
+    if kind == "image":
+        return _IMAGE
+    if isinstance(kind, list):
+        return pa.list_(_arrow(kind[0]))
+    return pa.struct([(name, _arrow(sub)) for name, sub in kind.items()])
+
+
+def _feature(kind: Type) -> dict:
+    """`datasets.Features.to_dict()` form (what `datasets` keeps in the schema metadata)."""
+    if kind == "image":
+        return {"_type": "Image"}
+    if isinstance(kind, str):
+        return {"dtype": kind, "_type": "Value"}
+    if isinstance(kind, list):
+        return {"feature": _feature(kind[0]), "_type": "List"}
+    return {name: _feature(sub) for name, sub in kind.items()}
+
+
+def _card_feature(name: str, kind: Type) -> dict:
+    """The dataset card's `dataset_info.features` form of one column."""
+    if kind == "image":
+        return {"name": name, "dtype": "image"}
+    if isinstance(kind, str):
+        return {"name": name, "dtype": kind}
+    if isinstance(kind, list):
+        inner = kind[0]
+        if inner == "image":
+            return {"name": name, "list": "image"}
+        if isinstance(inner, str):
+            return {"name": name, "list": inner}
+        if isinstance(inner, list):
+            return {"name": name, "list": [_card_feature("item", inner)]}
+        return {"name": name, "list": [_card_feature(k, v) for k, v in inner.items()]}
+    return {"name": name, "struct": [_card_feature(k, v) for k, v in kind.items()]}
+
+
+def arrow_schema(config: str) -> pa.Schema:
+    """The config's pyarrow schema, with the `datasets` features in its metadata (so that
+    `datasets` decodes `images` as Image even without the card)."""
+    columns = CONFIGS[config]
+    features = {name: _feature(kind) for name, kind in columns.items()}
+    metadata = {"huggingface": json.dumps({"info": {"features": features}})}
+    return pa.schema([(name, _arrow(kind)) for name, kind in columns.items()], metadata=metadata)
+
+
+def card_features(config: str) -> list[dict]:
+    return [_card_feature(name, kind) for name, kind in CONFIGS[config].items()]
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+@dataclass
+class TrajectoryFields:
+    """What a row takes from the trajectory itself, already redacted."""
+
+    share_id: str
+    feedback_version: str
+    polarity: str
+    feedback_text: str
+    agent: str
+    model: str
+    source_format: str
+    num_events: int
+    license: str
+    timestamp: str
+    tools_meta: Mapping[str, Any]  # the exporters' `meta` (metadata with tool definitions)
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # integers beyond 64 bits: the standard library writes them exactly
+        return json.dumps(value, ensure_ascii=False)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else _json(value)
+
+
+# Top-level fields of an OpenHands event that the step columns do not name: kept inside
+# args (actions) or extras (observations) so that nothing the event said is lost.
+_STEP_KEYS = {"id", "timestamp", "source", "message", "action", "observation", "content"}
+
+
+def step_row(event: dict) -> dict:
+    is_action = isinstance(event.get("action"), str)
+    args = event.get("args") if isinstance(event.get("args"), dict) else None
+    extras = event.get("extras") if isinstance(event.get("extras"), dict) else None
+    rest = {k: v for k, v in event.items() if k not in _STEP_KEYS | {"args", "extras"}}
+    if rest:
+        if is_action:
+            args = {**rest, **(args or {})}
+        else:
+            extras = {**rest, **(extras or {})}
+    ident = event.get("id")
+    return {
+        "id": ident if isinstance(ident, int) and not isinstance(ident, bool) else None,
+        "timestamp": _text(event.get("timestamp")),
+        "source": _text(event.get("source")),
+        "message": _text(event.get("message")),
+        "action": _text(event.get("action")),
+        "observation": _text(event.get("observation")),
+        "content": _text(event.get("content")),
+        "args": _json(args) if args is not None else None,
+        "extras": _json(extras) if extras is not None else None,
+    }
+
+
+def _message_row(message: dict) -> dict:
+    content = message.get("content")
+    if isinstance(content, list):
+        # Content parts (a user message with images): the text parts; images are in `default`.
+        content = "\n\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    calls = message.get("tool_calls")
+    return {
+        "role": message.get("role"),
+        "content": _text(content),
+        "tool_calls": calls if isinstance(calls, list) else None,
+        "tool_call_id": message.get("tool_call_id"),
+    }
+
+
+_FEEDBACK = {"positive": "positive", "negative": "negative"}
+
+
+def rows(
+    fields: TrajectoryFields, events: list[CanonicalEvent], images: list[dict]
+) -> dict[str, dict]:
+    """One row per config for one trajectory. `images`: [{"bytes", "path"}], sorted."""
+    base = {
+        "id": fields.share_id,
+        "version": fields.feedback_version,
+        "feedback": _FEEDBACK.get(fields.polarity, ""),
+        "permissions": "public",
+        "timestamp": fields.timestamp,
+        "trajectory": [step_row(event) for event in to_openhands(events)],
+        "polarity": fields.polarity,
+        "feedback_text": fields.feedback_text,
+        "agent": fields.agent,
+        "model": fields.model,
+        "source_format": fields.source_format,
+        "num_events": fields.num_events,
+        "license": fields.license,
+    }
+    meta = dict(fields.tools_meta)
+    openai = to_openai(events, meta)
+    sharegpt = to_sharegpt(events, meta)
+    return {
+        "default": {**base, "images": images},
+        "no_images": base,
+        "openai": {
+            "id": fields.share_id,
+            "messages": [_message_row(message) for message in openai["messages"]],
+            "tools": _json(openai["tools"]) if openai.get("tools") else None,
+            "license": fields.license,
+        },
+        "sharegpt": {
+            "id": fields.share_id,
+            "conversations": sharegpt["conversations"],
+            "system": sharegpt.get("system"),
+            "tools": sharegpt.get("tools"),
+            "license": fields.license,
+        },
+    }
+
+
+def row_bytes(row: dict) -> int:
+    """About what a row takes in Arrow memory (string and binary payloads dominate)."""
+    return _size(row)
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, str | bytes):
+        return len(value) + 8
+    if isinstance(value, dict):
+        return sum(_size(item) for item in value.values()) + 8
+    if isinstance(value, list):
+        return sum(_size(item) for item in value) + 8
+    return 8

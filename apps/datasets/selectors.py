@@ -1,0 +1,307 @@
+"""Reads of the release app: what is eligible for a release, what the quality gate leaves out,
+and the releases and lists that pages and the API show."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce, Length
+
+from apps.datasets.models import Release, ReleaseEntry, ReleaseFile, ReleaseStatus
+from apps.trajectories.models import Event, Image, Trajectory, TrajectoryImage
+from apps.trajectories.services.dedup import _stored_chain
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+
+# --- the rules that other work will sharpen: one function each --------------------------------
+
+
+def scanner_version() -> str:
+    """The version of the scan rules a release was cleaned with (recorded in its manifest).
+
+    The scan does not record a rules version per trajectory yet; until it does, every approved
+    trajectory counts as scanned by the current rules and this names the scanner module.
+    """
+    return "trajhub-scanner-1"
+
+
+def stale_scan_q() -> Q:
+    """Trajectories whose scan ran under older rules than today's: nothing, until the scan
+    records its rules version (then: `~Q(scan_version=scanner_version())`)."""
+    return Q(pk__in=[])
+
+
+def image_releasable(image: Image) -> bool:
+    """Whether an image's bytes go into a release; otherwise the row holds a placeholder.
+
+    Screenshots and plots go in when their OCR scan found nothing and no moderator dropped
+    them. Neither is recorded yet, so every image the trajectory refers to goes in; the text
+    around it is scanned and redacted.
+    """
+    return True
+
+
+# --- eligibility --------------------------------------------------------------------------------
+
+
+def trajectory_eligible() -> QuerySet[Trajectory]:
+    """In public(), with a licence agreed, not taken out by its contributor. (The gate below
+    then leaves out what fails a quality rule.)"""
+    return (
+        Trajectory.objects.public().exclude(license="").filter(opt_out__isnull=True).order_by("id")
+    )
+
+
+@dataclass
+class GateResult:
+    """What goes in (ids in order) and what the gate left out, by rule."""
+
+    ids: list[int]
+    excluded: dict[str, int] = field(default_factory=dict)
+    excluded_ids: dict[int, str] = field(default_factory=dict)
+
+
+def quality_gate(candidates: QuerySet[Trajectory]) -> GateResult:
+    """Apply each rule that is switched on (settings TRAJHUB_RELEASE_GATE_*), counting what it
+    takes out. A trajectory is counted under the first rule it fails."""
+    min_events = settings.TRAJHUB_RELEASE_MIN_EVENTS
+    min_chars = settings.TRAJHUB_RELEASE_MIN_TEXT_CHARS
+    rows = candidates.annotate(
+        stored_events=Count("events"),
+        text_chars=Coalesce(Sum(Length("events__text")), 0),
+    ).values_list(
+        "id",
+        "num_events",
+        "stored_events",
+        "text_chars",
+        "raw_path",
+        "head_fingerprint",
+        "chain_fingerprint",
+    )
+    stale = set(candidates.filter(stale_scan_q()).values_list("id", flat=True))
+    excluded_ids: dict[int, str] = {}
+    kept: list[tuple[int, int, str, str]] = []
+    for pk, num_events, stored, chars, raw_path, head, chain in rows.iterator(chunk_size=2000):
+        if settings.TRAJHUB_RELEASE_GATE_BROKEN and (stored != num_events or not raw_path):
+            # Ingest records num_events and the raw upload with the events: a mismatch means
+            # the import did not complete cleanly.
+            excluded_ids[pk] = "broken_import"
+        elif settings.TRAJHUB_RELEASE_GATE_EMPTY and (num_events < min_events or chars < min_chars):
+            excluded_ids[pk] = "too_short"
+        elif settings.TRAJHUB_RELEASE_GATE_STALE_SCAN and pk in stale:
+            excluded_ids[pk] = "stale_scan"
+        else:
+            kept.append((pk, num_events, head, chain))
+    if settings.TRAJHUB_RELEASE_GATE_DUPLICATES:
+        for pk in _duplicates(kept):
+            excluded_ids[pk] = "duplicate"
+    ids = sorted(pk for pk, *_ in kept if pk not in excluded_ids)
+    excluded: dict[str, int] = defaultdict(int)
+    for rule in excluded_ids.values():
+        excluded[rule] += 1
+    return GateResult(ids=ids, excluded=dict(sorted(excluded.items())), excluded_ids=excluded_ids)
+
+
+def _duplicates(kept: list[tuple[int, int, str, str]]) -> set[int]:
+    """Exact and near duplicates: the same conversation shared twice (by one person or by
+    several), and of a chain of continuations (each share's events a prefix of the next) all
+    but the longest. Shares with the same first event are compared by their event chains; the
+    longest (then the first shared) stays."""
+    by_head: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for pk, num_events, head, chain in kept:
+        if head:
+            by_head[head].append((pk, num_events, chain))
+    dropped: set[int] = set()
+    for group in by_head.values():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda item: (-item[1], item[0]))
+        keepers: list[tuple[int, int, str]] = []
+        for pk, num_events, chain in group:
+            for keeper_pk, _keeper_events, _keeper_chain in keepers:
+                keeper = Trajectory(pk=keeper_pk)
+                prefix = _stored_chain(keeper, num_events)
+                if len(prefix) == num_events and prefix and prefix[-1] == chain:
+                    dropped.add(pk)
+                    break
+            else:
+                keepers.append((pk, num_events, chain))
+    return dropped
+
+
+# --- pages and API --------------------------------------------------------------------------
+
+
+def release_list_published() -> QuerySet[Release]:
+    return Release.objects.filter(status=ReleaseStatus.PUBLISHED).order_by("-version")
+
+
+def release_latest() -> Release | None:
+    return release_list_published().first()
+
+
+def release_get_published(version: int) -> Release | None:
+    return release_list_published().filter(version=version).first()
+
+
+def release_in_progress() -> Release | None:
+    """The release being built or announced, if any (its progress is shown on the page)."""
+    return Release.objects.filter(
+        status__in=[ReleaseStatus.BUILDING, ReleaseStatus.ANNOUNCED]
+    ).first()
+
+
+def release_files(release: Release) -> QuerySet[ReleaseFile]:
+    return release.files.order_by("config", "path")
+
+
+def next_release_list(user: User) -> list[NextReleaseItem]:
+    """The user's trajectories that the next release would hold or that they took out: those
+    in the announced release (if one is open), then their other eligible public ones."""
+    announced = Release.objects.filter(status=ReleaseStatus.ANNOUNCED).first()
+    in_announced: set[int] = set()
+    if announced is not None:
+        in_announced = set(
+            ReleaseEntry.objects.filter(release=announced, trajectory__owner=user).values_list(
+                "trajectory_id", flat=True
+            )
+        )
+    mine = (
+        Trajectory.objects.public()
+        .filter(owner=user)
+        .exclude(license="")
+        .annotate(taken_out=Q(opt_out__isnull=False))
+        .order_by("-created_at", "-id")
+        .values("id", "share_id", "title", "agent", "num_events", "taken_out")
+    )
+    return [
+        NextReleaseItem(
+            share_id=row["share_id"],
+            title=row["title"],
+            agent=row["agent"],
+            num_events=row["num_events"],
+            taken_out=row["taken_out"],
+            in_announced=row["id"] in in_announced,
+        )
+        for row in mine
+    ]
+
+
+@dataclass
+class NextReleaseItem:
+    share_id: str
+    title: str
+    agent: str
+    num_events: int
+    taken_out: bool
+    in_announced: bool
+
+
+def announced_items_for_email(release: Release, email_hash: str) -> list[NextReleaseItem]:
+    """An anonymous contributor's trajectories in an announced release (the notice's link)."""
+    from apps.datasets.services.optout import email_digest
+
+    items = []
+    rows = (
+        Trajectory.objects.filter(release_entries__release=release, owner__isnull=True)
+        .exclude(contact_email="")
+        .annotate(taken_out=Q(opt_out__isnull=False))
+        .order_by("id")
+        .values("share_id", "title", "agent", "num_events", "taken_out", "contact_email")
+    )
+    for row in rows:
+        if email_digest(row["contact_email"]) == email_hash:
+            items.append(
+                NextReleaseItem(
+                    share_id=row["share_id"],
+                    title=row["title"],
+                    agent=row["agent"],
+                    num_events=row["num_events"],
+                    taken_out=row["taken_out"],
+                    in_announced=True,
+                )
+            )
+    return items
+
+
+def events_of_entries(
+    release: Release, first_id: int = 0, last_id: int | None = None
+) -> Iterator[tuple]:
+    """Every event of the release's trajectories, in (trajectory, position) order, from one
+    server-side cursor (PostgreSQL): memory stays one chunk whatever the release's size."""
+    qs = Event.objects.filter(
+        trajectory__release_entries__release=release, trajectory_id__gte=first_id
+    )
+    if last_id is not None:
+        qs = qs.filter(trajectory_id__lte=last_id)
+    return (
+        qs.order_by("trajectory_id", "position")
+        .values_list(
+            "trajectory_id",
+            "original_id",
+            "timestamp",
+            "source",
+            "kind",
+            "type",
+            "cause",
+            "text",
+            "data",
+        )
+        .iterator(chunk_size=2000)
+    )
+
+
+def trajectories_of_entries(
+    release: Release, first_id: int = 0, last_id: int | None = None
+) -> Iterator[Any]:
+    qs = Trajectory.objects.filter(release_entries__release=release, id__gte=first_id)
+    if last_id is not None:
+        qs = qs.filter(id__lte=last_id)
+    return (
+        qs.order_by("id")
+        .annotate(owner_email=F("owner__email"))
+        .values(
+            "id",
+            "share_id",
+            "owner_id",
+            "owner_email",
+            "contact_email",
+            "title",
+            "source_format",
+            "agent",
+            "model_name",
+            "metadata",
+            "polarity",
+            "feedback_text",
+            "license",
+            "redactions",
+            "num_events",
+            "published_at",
+            "created_at",
+        )
+        .iterator(chunk_size=500)
+    )
+
+
+def images_of_entries(
+    release: Release, first_id: int = 0, last_id: int | None = None
+) -> Iterator[TrajectoryImage]:
+    """The image links (with their Image) of the release's trajectories, in (trajectory,
+    sha256) order."""
+    qs = TrajectoryImage.objects.filter(
+        trajectory__release_entries__release=release, trajectory_id__gte=first_id
+    )
+    if last_id is not None:
+        qs = qs.filter(trajectory_id__lte=last_id)
+    return (
+        qs.select_related("image")
+        .order_by("trajectory_id", "image__sha256")
+        .iterator(chunk_size=500)
+    )

@@ -1,0 +1,245 @@
+"""The dataset card (README.md with YAML front matter, as the Hugging Face Hub reads it) and
+manifest.json of a release."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count
+
+from apps.datasets import schema
+from apps.datasets.models import Release, ReleaseEntry
+from apps.datasets.parquet import WrittenFile
+
+RULES = {
+    "broken_import": "the stored events do not match what the import recorded",
+    "too_short": "empty or near-empty (fewer than {min_events} events or {min_chars} characters)",
+    "duplicate": "exact or near duplicates, and all but the longest of a chain of continuations",
+    "stale_scan": "scanned by older rules than the current ones",
+}
+
+
+def _yaml(value: Any, indent: int = 0) -> list[str]:
+    """YAML block style for dicts / lists of scalars; strings are JSON-quoted (valid YAML)."""
+    pad = "  " * indent
+    lines: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(item, Mapping | list) and item:
+                lines.append(f"{pad}{key}:")
+                lines.extend(_yaml(item, indent + 1))
+            else:
+                lines.append(f"{pad}{key}: {_scalar(item)}")
+    else:
+        for item in value:
+            if isinstance(item, Mapping) and item:
+                first, *rest = _yaml(item, indent + 1)
+                lines.append(f"{pad}- {first.strip()}")
+                lines.extend(rest)
+            elif isinstance(item, list) and item:
+                lines.append(f"{pad}-")
+                lines.extend(_yaml(item, indent + 1))
+            else:
+                lines.append(f"{pad}- {_scalar(item)}")
+    return lines
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, Mapping):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return json.dumps(str(value))
+
+
+def size_category(rows: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if rows < limit:
+            return name
+    return "100K<n<1M" if rows < 1_000_000 else "n>1M"
+
+
+def _counts(release: Release, field: str) -> list[tuple[str, int]]:
+    rows = (
+        ReleaseEntry.objects.filter(release=release)
+        .values_list(f"trajectory__{field}")
+        .annotate(n=Count("id"))
+        .order_by("-n", f"trajectory__{field}")
+    )
+    return [(value or "(unknown)", n) for value, n in rows]
+
+
+def front_matter(release: Release, files: list[WrittenFile]) -> dict:
+    configs = []
+    infos = []
+    for config in schema.CONFIGS:
+        mine = [f for f in files if f.config == config]
+        configs.append(
+            {
+                "config_name": config,
+                **({"default": True} if config == "default" else {}),
+                "data_files": [
+                    {"split": "train", "path": f"{schema.CONFIG_DIRS[config]}/train-*.parquet"}
+                ],
+            }
+        )
+        size = sum(f.size for f in mine)
+        infos.append(
+            {
+                "config_name": config,
+                "features": schema.card_features(config),
+                "splits": [
+                    {
+                        "name": "train",
+                        "num_bytes": size,
+                        "num_examples": sum(f.num_rows for f in mine),
+                    }
+                ],
+                "download_size": size,
+                "dataset_size": size,
+            }
+        )
+    return {
+        "license": settings.TRAJHUB_LICENSE.lower(),
+        "pretty_name": f"{settings.TRAJHUB_RELEASE_NAME} {release.name}",
+        "language": ["en"],
+        "task_categories": ["text-generation"],
+        "size_categories": [size_category(release.num_rows)],
+        "tags": ["agents", "trajectories", "openhands", "tool-use", "code"],
+        "configs": configs,
+        "dataset_info": infos,
+    }
+
+
+def _table(rows: list[tuple[str, int]], heading: str) -> str:
+    if not rows:
+        return "(none)\n"
+    lines = [f"| {heading} | trajectories |", "|---|---|"]
+    lines += [f"| {_cell(value)} | {count} |" for value, count in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    # Agent and model names come from uploads: keep them from breaking the table or the markup.
+    return value.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")[:100]
+
+
+def card_text(release: Release, files: list[WrittenFile], previous: Release | None) -> str:
+    site = settings.SITE_URL
+    name = settings.TRAJHUB_RELEASE_NAME
+    min_events = settings.TRAJHUB_RELEASE_MIN_EVENTS
+    min_chars = settings.TRAJHUB_RELEASE_MIN_TEXT_CHARS
+    gate = "\n".join(
+        f"- {RULES[rule].format(min_events=min_events, min_chars=min_chars)}: "
+        f"{release.excluded.get(rule, 0)} left out"
+        for rule in RULES
+    )
+    config_lines = "\n".join(
+        f"- `{config}` ({schema.CONFIG_DIRS[config]}/): {schema.CONFIG_DESCRIPTIONS[config]}"
+        for config in schema.CONFIGS
+    )
+    since = (
+        f"Since {previous.name}: {len(release.added_ids)} trajectories added, "
+        f"{len(release.removed_ids)} removed (deleted by their contributors, made private, "
+        "taken out, or hidden by moderators). `manifest.json` lists both."
+        if previous is not None
+        else f"This is the first release: {len(release.added_ids)} trajectories."
+    )
+    contact = settings.TRAJHUB_CONTACT_EMAIL
+    body = f"""# {name} {release.name}
+
+Trajectories of AI agents (OpenHands first; also SWE-agent, ShareGPT-style and OpenAI-style
+conversations) that their contributors shared on [{settings.SITE_NAME}]({site}/) and made public.
+{release.num_rows} trajectories. The row schema extends the
+[OpenHands feedback dataset](https://huggingface.co/datasets/all-hands/openhands-feedback):
+`version, feedback, permissions, timestamp, trajectory` (OpenHands steps, `args` and `extras` as
+JSON text), plus `id, polarity, feedback_text, agent, model, source_format, num_events, license`.
+
+## Configs
+
+{config_lines}
+
+```python
+from datasets import load_dataset
+rows = load_dataset("parquet", data_files="data/train-*.parquet", split="train")
+```
+
+## How it was collected
+
+Contributors shared their sessions with OpenHands' share button, by uploading an exported file
+or through the API. A trajectory is in this release only when its contributor made it public and
+agreed to the {settings.TRAJHUB_LICENSE} licence. Contributors with an email address were told
+before the release and could take any of their trajectories out; taking out is for good until
+they put it back.
+
+## How it was cleaned
+
+Every trajectory was scanned for secrets and personal data ({release.scanner_version}) and is
+redacted exactly as on the public pages (consistent placeholders such as `<EMAIL_1>`); contact
+email addresses never appear. Trajectories with secrets were held for a moderator, who approved,
+rejected or hid them. The quality gate then left out:
+
+{gate}
+
+## What is in it
+
+By agent:
+
+{_table(_counts(release, "agent"), "agent")}
+By model:
+
+{_table(_counts(release, "model_name"), "model")}
+By source format:
+
+{_table(_counts(release, "source_format"), "format")}
+By polarity (the contributor's thumbs up / down):
+
+{_table(_counts(release, "polarity"), "polarity")}
+## Changes
+
+{since}
+
+## Citation
+
+```bibtex
+@misc{{trajhub_{release.version},
+  title = {{{name} {release.name}}},
+  howpublished = {{\\url{{{site}/releases/{release.version}/}}}},
+  year = {{{(release.published_at or release.created_at).year}}}
+}}
+```
+
+## Removal
+
+Contributors delete their trajectories at any time on {site}/me/ (or with the deletion password
+of an anonymous share); anyone can ask for removal at {site}/removal/{f" or by writing to {contact}" if contact else ""}.
+A deleted trajectory is left out of every later release, which lists it as removed, and this
+release is then marked superseded.
+"""
+    return "---\n" + "\n".join(_yaml(front_matter(release, files))) + "\n---\n\n" + body
+
+
+def manifest(release: Release, files: list[dict], previous: Release | None, built_at: str) -> dict:
+    return {
+        "release": release.version,
+        "name": release.name,
+        "built_at": built_at,
+        "previous_release": previous.version if previous is not None else None,
+        "scanner_version": release.scanner_version,
+        "num_rows": release.num_rows,
+        "rows": {
+            config: sum(f["num_rows"] for f in files if f["config"] == config)
+            for config in schema.CONFIGS
+        },
+        "files": files,
+        "added_ids": release.added_ids,
+        "removed_ids": release.removed_ids,
+        "excluded": release.excluded,
+    }

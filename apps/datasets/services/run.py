@@ -1,0 +1,555 @@
+"""The one service the schedule and `manage.py build_release` call: it builds, announces or
+publishes whatever is due, one build at a time, and says which.
+
+A release is published only when every file is written, manifest last; until then nothing of it
+is visible. A build that raises, or whose worker dies, leaves a failed release whose files are
+deleted, and the next run starts a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import Max
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.datasets import selectors
+from apps.datasets.models import (
+    Release,
+    ReleaseEntry,
+    ReleaseFile,
+    ReleaseShard,
+    ReleaseStatus,
+)
+from apps.datasets.parquet import WrittenFile, sha256_of
+from apps.datasets.services import card as cards
+from apps.datasets.services import storage
+from apps.datasets.services.build import write_release_files
+from apps.datasets.services.optout import optout_token
+from apps.trajectories.models import Trajectory
+
+logger = logging.getLogger(__name__)
+
+LOCK_KEY = "trajhub.datasets.release-build"
+Progress = Callable[[str, int, int], None]  # (step, done, total)
+
+
+class ReleaseError(RuntimeError):
+    pass
+
+
+@dataclass
+class RunResult:
+    """What a run did: "published", "announced", "waiting", "nothing_new", "not_due", "busy",
+    "sharded" (split into shard tasks) or "failed"; and a sentence saying so."""
+
+    action: str
+    message: str
+    release: Release | None = None
+
+
+# --- the lock -----------------------------------------------------------------------------
+
+
+def _lock_number() -> int:
+    return int.from_bytes(hashlib.sha256(LOCK_KEY.encode()).digest()[:8], "big", signed=True)
+
+
+@contextlib.contextmanager
+def build_lock() -> Iterator[bool]:
+    """One build at a time. On PostgreSQL a session advisory lock: a worker that dies loses its
+    connection and with it the lock, so the next run can tell its build is dead. Elsewhere a
+    cache lock that expires after TRAJHUB_RELEASE_STALE_SECONDS."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [_lock_number()])
+            acquired = bool(cursor.fetchone()[0])
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s)", [_lock_number()])
+        return
+    acquired = cache.add(LOCK_KEY, "1", timeout=settings.TRAJHUB_RELEASE_STALE_SECONDS)
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            cache.delete(LOCK_KEY)
+
+
+# --- the run --------------------------------------------------------------------------------
+
+
+def release_run(
+    *, now: datetime | None = None, force: bool = False, progress: Progress | None = None
+) -> RunResult:
+    """Publish an announced release whose opt-out window has ended; else, when a build is due
+    (TRAJHUB_RELEASE_EVERY_DAYS since the last one, or `force`), build the next release: it is
+    announced when it adds someone's trajectories for the first time (and the window is not 0
+    days), published at once otherwise. Nothing new since the last release: nothing happens."""
+    now = now or timezone.now()
+    with build_lock() as acquired:
+        if not acquired:
+            return RunResult("busy", "another release build is running; nothing done")
+        _fail_dead_builds(now)
+        building = Release.objects.filter(status=ReleaseStatus.BUILDING).first()
+        if building is not None:
+            done = building.shards.filter(status=ReleaseShard.Status.DONE).count()
+            return RunResult(
+                "busy",
+                f"{building.name} is being built by shard tasks "
+                f"({done}/{building.shards.count()} done)",
+                building,
+            )
+        announced = Release.objects.filter(status=ReleaseStatus.ANNOUNCED).first()
+        if announced is not None:
+            assert announced.opt_out_until is not None
+            if announced.opt_out_until > now:
+                return RunResult(
+                    "waiting",
+                    f"{announced.name} is announced; contributors may take trajectories out "
+                    f"until {announced.opt_out_until:%Y-%m-%d %H:%M} UTC",
+                    announced,
+                )
+            return _publish(announced, progress=progress)
+        if not force and not _due(now):
+            latest = Release.objects.exclude(status=ReleaseStatus.FAILED).first()
+            assert latest is not None
+            return RunResult(
+                "not_due",
+                f"the next release is due {_next_due(latest):%Y-%m-%d %H:%M} UTC "
+                f"(every {settings.TRAJHUB_RELEASE_EVERY_DAYS} days); nothing done",
+            )
+        return _start(now, progress=progress)
+
+
+def _due(now: datetime) -> bool:
+    latest = Release.objects.exclude(status=ReleaseStatus.FAILED).first()
+    return latest is None or _next_due(latest) <= now
+
+
+def _next_due(latest: Release) -> datetime:
+    return latest.created_at + timedelta(days=settings.TRAJHUB_RELEASE_EVERY_DAYS)
+
+
+def _fail_dead_builds(now: datetime) -> None:
+    """We hold the lock, so a release still "building" in this process's way is dead: its
+    worker was killed or crashed. A build split into shard tasks holds no lock; it is dead only
+    when no shard moved for TRAJHUB_RELEASE_STALE_SECONDS."""
+    stale = now - timedelta(seconds=settings.TRAJHUB_RELEASE_STALE_SECONDS)
+    for release in Release.objects.filter(status=ReleaseStatus.BUILDING):
+        if release.shards.exists() and release.heartbeat_at and release.heartbeat_at > stale:
+            continue
+        _fail(release, "the build stopped (its worker died or was killed)")
+
+
+def _fail(release: Release, error: str) -> None:
+    updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+        status=ReleaseStatus.FAILED, error=error[:2000]
+    )
+    if updated:
+        logger.warning("release %s failed: %s", release.name, error)
+        storage.delete_prefix(release.prefix or storage.release_prefix(release.version))
+
+
+def _latest_published() -> Release | None:
+    return selectors.release_latest()
+
+
+def _start(now: datetime, *, progress: Progress | None) -> RunResult:
+    gate = selectors.quality_gate(selectors.trajectory_eligible())
+    previous = _latest_published()
+    current = dict(Trajectory.objects.filter(pk__in=gate.ids).values_list("id", "share_id"))
+    previous_ids = (
+        set(ReleaseEntry.objects.filter(release=previous).values_list("share_id", flat=True))
+        if previous is not None
+        else set()
+    )
+    if previous is not None and set(current.values()) == previous_ids:
+        return RunResult(
+            "nothing_new", f"nothing changed since {previous.name}; nothing published", previous
+        )
+    if previous is None and not current:
+        return RunResult("nothing_new", "no eligible trajectories yet; nothing published")
+    ever = set(
+        ReleaseEntry.objects.filter(
+            release__status=ReleaseStatus.PUBLISHED, trajectory_id__in=current
+        ).values_list("trajectory_id", flat=True)
+    )
+    with transaction.atomic():
+        version = (Release.objects.aggregate(v=Max("version"))["v"] or 0) + 1
+        release = Release.objects.create(
+            version=version,
+            previous=previous,
+            prefix=storage.release_prefix(version),
+            scanner_version=selectors.scanner_version(),
+            excluded=gate.excluded,
+            heartbeat_at=now,
+        )
+        ReleaseEntry.objects.bulk_create(
+            [
+                ReleaseEntry(
+                    release=release, trajectory_id=pk, share_id=share_id, is_new=pk not in ever
+                )
+                for pk, share_id in sorted(current.items())
+            ],
+            batch_size=2000,
+        )
+    first_time = len(current) - len(ever)
+    days = settings.TRAJHUB_RELEASE_OPT_OUT_DAYS
+    if first_time and days > 0:
+        until = now + timedelta(days=days)
+        Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+            status=ReleaseStatus.ANNOUNCED, announced_at=now, opt_out_until=until
+        )
+        release.refresh_from_db()
+        told = _announce(release)
+        return RunResult(
+            "announced",
+            f"{release.name} announced: {first_time} trajectories go into a release for the "
+            f"first time; {told} contributors told; it is published after "
+            f"{until:%Y-%m-%d %H:%M} UTC",
+            release,
+        )
+    return _publish(release, progress=progress)
+
+
+def _announce(release: Release) -> int:
+    """One notice per contributor of a trajectory new in this release (account, or anonymous
+    contact email), with a link to the list where they can take each out."""
+    from apps.accounts.notices import notice_send
+
+    rows = (
+        ReleaseEntry.objects.filter(release=release, is_new=True)
+        .values_list("trajectory__owner_id", "trajectory__contact_email")
+        .distinct()
+    )
+    users: set[int] = set()
+    emails: dict[str, str] = {}
+    for owner_id, email in rows:
+        if owner_id is not None:
+            users.add(owner_id)
+        elif email:
+            emails.setdefault(email.strip().lower(), email)
+    until = f"{release.opt_out_until:%Y-%m-%d %H:%M} UTC"
+    reason = (
+        f"Release {release.name} is announced. You can take any of your trajectories out of it "
+        f"until {until}; after that it is published."
+    )
+    from apps.accounts.models import User
+
+    for user in User.objects.filter(pk__in=users).order_by("pk"):
+        notice_send(
+            kind="release_announced",
+            user=user,
+            reason=reason,
+            link=settings.SITE_URL + reverse("release-next"),
+        )
+    for email in emails.values():
+        token = optout_token(release=release, email=email)
+        notice_send(
+            kind="release_announced",
+            email=email,
+            reason=reason,
+            link=settings.SITE_URL + reverse("release-optout", args=[token]),
+        )
+    return len(users) + len(emails)
+
+
+def _settle_entries(release: Release) -> None:
+    """At publish time: leave out what was taken out, and what left public() (or lost its
+    licence) since the release was announced."""
+    eligible = selectors.trajectory_eligible()
+    ReleaseEntry.objects.filter(release=release).exclude(trajectory__in=eligible).delete()
+    previous = release.previous
+    if previous is not None and previous.status != ReleaseStatus.PUBLISHED:
+        previous = None
+    ids = set(ReleaseEntry.objects.filter(release=release).values_list("share_id", flat=True))
+    before = (
+        set(ReleaseEntry.objects.filter(release=previous).values_list("share_id", flat=True))
+        if previous is not None
+        else set()
+    )
+    release.added_ids = sorted(ids - before)
+    release.removed_ids = sorted(before - ids)
+    release.num_rows = len(ids)
+    release.save(update_fields=["added_ids", "removed_ids", "num_rows"])
+
+
+def _heartbeat(release: Release, step: str, progress: Progress | None) -> Callable[[int], None]:
+    def beat(done: int) -> None:
+        Release.objects.filter(pk=release.pk).update(
+            progress_done=done, progress_total=release.num_rows, heartbeat_at=timezone.now()
+        )
+        if progress is not None:
+            progress(step, done, release.num_rows)
+
+    return beat
+
+
+def _publish(release: Release, *, progress: Progress | None) -> RunResult:
+    """Build the files of `release` (building, or announced and due) and publish it."""
+    if release.status == ReleaseStatus.ANNOUNCED:
+        moved = Release.objects.filter(pk=release.pk, status=ReleaseStatus.ANNOUNCED).update(
+            status=ReleaseStatus.BUILDING, heartbeat_at=timezone.now()
+        )
+        if not moved:
+            return RunResult("busy", f"{release.name} changed state meanwhile; nothing done")
+        release.refresh_from_db()
+    _settle_entries(release)
+    previous = release.previous if release.previous_id else None
+    if previous is not None and not release.added_ids and not release.removed_ids:
+        # Everything new was taken out (or left public()) during the window: no release.
+        name = release.name
+        release.delete()
+        return RunResult("nothing_new", f"{name}: nothing new left after the opt-out window")
+    if (
+        settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
+        and release.num_rows > settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
+    ):
+        return _split(release)
+    folder = Path(tempfile.mkdtemp(prefix=f"release-{release.version}-", dir=_build_dir()))
+    try:
+        written = write_release_files(
+            release, folder, progress=_heartbeat(release, "rows", progress)
+        )
+        _finish(release, [_file_dict(f) for f in written], folder, progress=progress)
+    except BaseException as exc:
+        # KeyboardInterrupt and Celery's time limits too: nothing half-published stays.
+        _fail(release, f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, Exception):
+            logger.exception("release %s build failed", release.name)
+            return RunResult(
+                "failed", f"{release.name} failed: {type(exc).__name__}: {exc}", release
+            )
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    release.refresh_from_db()
+    return RunResult(
+        "published",
+        f"{release.name} published: {release.num_rows} trajectories, "
+        f"{len(release.added_ids)} added, {len(release.removed_ids)} removed",
+        release,
+    )
+
+
+def _build_dir() -> str:
+    path = Path(settings.TRAJHUB_RELEASE_BUILD_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def _file_dict(written: WrittenFile) -> dict:
+    return {
+        "config": written.config,
+        "path": written.path,
+        "size": written.size,
+        "sha256": written.sha256,
+        "num_rows": written.num_rows,
+        "local": str(written.local),
+    }
+
+
+def _finish(
+    release: Release, files: list[dict], folder: Path, *, progress: Progress | None
+) -> None:
+    """Upload what is not uploaded yet, write the card and then the manifest, and publish."""
+    for number, item in enumerate(files, start=1):
+        if item.get("local"):
+            storage.upload(release.prefix, item["path"], Path(item["local"]))
+        if progress is not None:
+            progress("upload", number, len(files))
+    public_files = [{k: v for k, v in item.items() if k != "local"} for item in files]
+    written = [
+        WrittenFile(
+            config=item["config"],
+            path=item["path"],
+            local=Path(),
+            size=item["size"],
+            sha256=item["sha256"],
+            num_rows=item["num_rows"],
+        )
+        for item in public_files
+    ]
+    published_at = timezone.now()
+    release.published_at = published_at
+    release.download_size = sum(item["size"] for item in public_files)
+    previous = release.previous if release.previous_id else None
+    card = cards.card_text(release, written, previous)
+    readme = folder / "README.md"
+    readme.write_text(card, encoding="utf-8")
+    storage.upload(release.prefix, "README.md", readme)
+    listed = [*public_files, _meta_file("README.md", readme)]
+    manifest = cards.manifest(release, listed, previous, published_at.isoformat())
+    manifest_path = folder / "manifest.json"
+    manifest_path.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    # The manifest last: a reader that finds it finds every file it lists.
+    storage.upload(release.prefix, "manifest.json", manifest_path)
+    listed.append(_meta_file("manifest.json", manifest_path))
+    with transaction.atomic():
+        ReleaseFile.objects.filter(release=release).delete()
+        ReleaseFile.objects.bulk_create(
+            [
+                ReleaseFile(
+                    release=release,
+                    config=item["config"],
+                    path=item["path"],
+                    size=item["size"],
+                    sha256=item["sha256"],
+                    num_rows=item["num_rows"],
+                )
+                for item in listed
+            ]
+        )
+        published = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+            status=ReleaseStatus.PUBLISHED,
+            published_at=published_at,
+            card=card,
+            download_size=release.download_size,
+            progress_done=release.num_rows,
+            progress_total=release.num_rows,
+        )
+        if not published:
+            raise ReleaseError(f"{release.name} is no longer building; not published")
+    _supersede(release)
+
+
+def _meta_file(path: str, local: Path) -> dict:
+    return {
+        "config": "",
+        "path": path,
+        "size": local.stat().st_size,
+        "sha256": sha256_of(local),
+        "num_rows": 0,
+    }
+
+
+def _supersede(newest: Release) -> None:
+    """Older published releases holding a trajectory the newest left out (deleted, private,
+    taken out since) are superseded by it; with TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED their
+    files are deleted."""
+    kept = ReleaseEntry.objects.filter(release=newest).values("share_id")
+    older = Release.objects.filter(status=ReleaseStatus.PUBLISHED, version__lt=newest.version)
+    for release in older:
+        if ReleaseEntry.objects.filter(release=release).exclude(share_id__in=kept).exists() or (
+            release.superseded_by_id is not None
+        ):
+            Release.objects.filter(pk=release.pk).update(superseded_by=newest)
+    if settings.TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED:
+        release_take_down_superseded()
+
+
+def release_take_down_superseded() -> int:
+    """Delete the files of every superseded release (their rows, card and lists stay)."""
+    count = 0
+    for release in Release.objects.filter(
+        status=ReleaseStatus.PUBLISHED, superseded_by__isnull=False, files_deleted=False
+    ):
+        storage.delete_prefix(release.prefix, list(release.files.values_list("path", flat=True)))
+        Release.objects.filter(pk=release.pk).update(files_deleted=True)
+        count += 1
+    return count
+
+
+# --- a build split across workers -----------------------------------------------------------
+
+
+def _split(release: Release) -> RunResult:
+    """Plan one shard per TRAJHUB_RELEASE_SHARD_TASK_ROWS trajectories (id ranges) and queue one
+    task per shard; the last to finish publishes (release_shard_build)."""
+    from apps.datasets.tasks import release_shard
+
+    per = settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
+    ids = list(
+        ReleaseEntry.objects.filter(release=release)
+        .order_by("trajectory_id")
+        .values_list("trajectory_id", flat=True)
+    )
+    chunks = [ids[i : i + per] for i in range(0, len(ids), per)]
+    with transaction.atomic():
+        ReleaseShard.objects.bulk_create(
+            [
+                ReleaseShard(release=release, index=index, first_id=chunk[0], last_id=chunk[-1])
+                for index, chunk in enumerate(chunks)
+            ]
+        )
+        Release.objects.filter(pk=release.pk).update(
+            heartbeat_at=timezone.now(), progress_total=release.num_rows, progress_done=0
+        )
+        shard_ids = list(release.shards.values_list("pk", flat=True))
+        transaction.on_commit(lambda: [release_shard.delay(pk) for pk in shard_ids])
+    return RunResult("sharded", f"{release.name}: building in {len(chunks)} shard tasks", release)
+
+
+def _touch(release: Release) -> None:
+    Release.objects.filter(pk=release.pk).update(heartbeat_at=timezone.now())
+
+
+def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
+    """Write one shard's files (one per config, named -of-N since N is planned), upload them
+    and record them on the shard row; the task that completes the last shard publishes."""
+    claimed = ReleaseShard.objects.filter(
+        pk=shard.pk, status=ReleaseShard.Status.PENDING, release__status=ReleaseStatus.BUILDING
+    ).update(status=ReleaseShard.Status.RUNNING, worker=worker[:200])
+    if not claimed:
+        return "skipped"
+    release = shard.release
+    count = release.shards.count()
+    folder = Path(
+        tempfile.mkdtemp(prefix=f"release-{release.version}-{shard.index}-", dir=_build_dir())
+    )
+    try:
+        written = write_release_files(
+            release,
+            folder,
+            first_id=shard.first_id,
+            last_id=shard.last_id,
+            progress=lambda done: _touch(release),
+            single_file=True,
+        )
+        files = []
+        for item in written:
+            path = item.path.rsplit("/", 1)[0] + f"/train-{shard.index:05d}-of-{count:05d}.parquet"
+            storage.upload(release.prefix, path, item.local)
+            files.append({**_file_dict(item), "path": path, "local": ""})
+        ReleaseShard.objects.filter(pk=shard.pk).update(
+            status=ReleaseShard.Status.DONE, files=files
+        )
+        Release.objects.filter(pk=release.pk).update(heartbeat_at=timezone.now())
+        with transaction.atomic():
+            locked = Release.objects.select_for_update().get(pk=release.pk)
+            remaining = locked.shards.exclude(status=ReleaseShard.Status.DONE).exists()
+            if remaining or locked.status != ReleaseStatus.BUILDING:
+                return "done"
+            all_files = [
+                item
+                for files_of in locked.shards.order_by("index").values_list("files", flat=True)
+                for item in files_of
+            ]
+            all_files.sort(
+                key=lambda item: (list(cards.schema.CONFIGS).index(item["config"]), item["path"])
+            )
+            _finish(locked, all_files, folder, progress=None)
+        return "published"
+    except Exception as exc:
+        logger.exception("release %s shard %s failed", release.name, shard.index)
+        _fail(release, f"shard {shard.index}: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,231 @@
+"""Building a release for real: files read back with pyarrow and `datasets`, compared with the
+database; what must never be in a release is not; the same data gives the same bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from apps.datasets import services
+from apps.datasets.models import Release, ReleaseStatus
+from apps.datasets.parquet import sha256_of
+from apps.datasets.schema import CONFIGS
+from apps.trajectories.models import Trajectory
+from apps.trajectories.services import trajectory_delete
+from tests.datasets.conftest import CONTACT_EMAIL, PLANTED_EMAIL, approve, github_token, share
+
+pytestmark = pytest.mark.django_db
+
+
+def release_dir(root: Path, release: Release) -> Path:
+    return root / release.prefix
+
+
+def read_config(folder: Path, config: str) -> list[dict]:
+    directory = "data" if config == "default" else config
+    rows: list[dict] = []
+    for path in sorted((folder / directory).glob("train-*.parquet")):
+        rows.extend(pq.read_table(path).to_pylist())
+    return rows
+
+
+@pytest.fixture
+def world(release_storage, owner, other_user, moderator):
+    secret = github_token()
+    public = [
+        share(user=owner, seed=1, screenshots=1, plots=1),
+        share(user=other_user, seed=2, extra_text=f"mail me at {PLANTED_EMAIL} please"),
+        share(user=None, seed=3, email=CONTACT_EMAIL, extra_text=f"I am {CONTACT_EMAIL}"),
+    ]
+    held = share(user=owner, seed=4, extra_text=f"token {secret}")
+    assert held.review_state == "held"
+    approved = approve(share(user=owner, seed=5, extra_text=f"other token {secret}"), moderator)
+    hidden = share(user=owner, seed=6)
+    Trajectory.objects.filter(pk=hidden.pk).update(review_state="hidden")
+    rejected = share(user=owner, seed=7)
+    Trajectory.objects.filter(pk=rejected.pk).update(review_state="rejected")
+    private = share(user=owner, seed=8, visibility="private")
+    pending = share(user=owner, seed=9, scan=False)
+    assert pending.review_state == "pending"
+    return {
+        "public": [*public, approved],
+        "never": [held, hidden, rejected, private, pending],
+        "secret": secret,
+    }
+
+
+def test_release_holds_exactly_the_public_ones_and_reads_back(world, release_storage):
+    result = services.release_run(force=True)
+    assert result.action == "published", result.message
+    release = result.release
+    assert release.status == ReleaseStatus.PUBLISHED
+    folder = release_dir(release_storage, release)
+    expected = {t.share_id: t for t in world["public"]}
+
+    for config in CONFIGS:
+        rows = read_config(folder, config)
+        assert sorted(row["id"] for row in rows) == sorted(expected), config
+    rows = {row["id"]: row for row in read_config(folder, "default")}
+    for share_id, trajectory in expected.items():
+        row = rows[share_id]
+        assert row["num_events"] == trajectory.num_events == len(row["trajectory"])
+        assert row["agent"] == trajectory.agent and row["model"] == trajectory.model_name
+        assert row["polarity"] == trajectory.polarity and row["feedback"] == "positive"
+        assert row["license"] == "MIT" and row["permissions"] == "public"
+        stored = list(trajectory.events.order_by("position").values_list("type", flat=True))
+        kinds = [step["action"] or step["observation"] for step in row["trajectory"]]
+        assert len(kinds) == len(stored)
+    # Screenshots and plots of the first one, as bytes with their sha256 as path.
+    first = rows[world["public"][0].share_id]
+    images = {link.image.sha256 for link in world["public"][0].image_links.select_related("image")}
+    assert images and {image["path"] for image in first["images"]} == images
+    assert all(image["bytes"].startswith(b"\x89PNG") for image in first["images"])
+    assert any(
+        f"trajhub-image:{sha}" in (step["extras"] or "")
+        for step in first["trajectory"]
+        for sha in images
+    )
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert sorted(manifest["added_ids"]) == sorted(expected)
+    assert manifest["removed_ids"] == [] and manifest["previous_release"] is None
+    for item in manifest["files"]:
+        path = folder / item["path"]
+        assert path.stat().st_size == item["size"] and sha256_of(path) == item["sha256"]
+    assert manifest["rows"] == {config: len(expected) for config in CONFIGS}
+    card = (folder / "README.md").read_text()
+    assert card.startswith("---\n") and "dataset_info:" in card and 'config_name: "openai"' in card
+
+
+def test_nothing_private_secret_or_email_in_any_file(world, release_storage):
+    release = services.release_run(force=True).release
+    blobs = b"".join(
+        p.read_bytes() for p in release_dir(release_storage, release).rglob("*") if p.is_file()
+    )
+    # Parquet pages are compressed: read every value back as text too.
+    text = ""
+    for config in CONFIGS:
+        text += json.dumps(read_config(release_dir(release_storage, release), config), default=str)
+    for trajectory in world["never"]:
+        assert trajectory.share_id not in text
+    for needle in (PLANTED_EMAIL, CONTACT_EMAIL, world["secret"], world["secret"][4:20]):
+        assert needle not in text and needle.encode() not in blobs
+    assert "<EMAIL" in text  # redacted, not dropped
+
+
+def test_same_data_gives_the_same_bytes(world, release_storage, settings):
+    first = services.release_run(force=True).release
+    files_first = {f.path: f.sha256 for f in first.files.all() if f.path.endswith(".parquet")}
+    # Rebuild the same content as a new release (the previous one failed, so nothing is new).
+    Release.objects.filter(pk=first.pk).update(status=ReleaseStatus.FAILED)
+    second = services.release_run(force=True).release
+    assert second.version == first.version + 1
+    files_second = {f.path: f.sha256 for f in second.files.all() if f.path.endswith(".parquet")}
+    assert files_first == files_second and len(files_first) == len(CONFIGS)
+    for path in files_first:
+        assert (release_dir(release_storage, first) / path).read_bytes() == (
+            release_dir(release_storage, second) / path
+        ).read_bytes()
+
+
+def test_writer_options_and_row_groups(world, release_storage, settings):
+    settings.TRAJHUB_RELEASE_ROW_GROUP_ROWS = 2
+    settings.TRAJHUB_RELEASE_SHARD_BYTES = 1  # every row group closes its shard
+    release = services.release_run(force=True).release
+    folder = release_dir(release_storage, release)
+    shards = sorted((folder / "data").glob("*.parquet"))
+    assert [p.name for p in shards] == [
+        "train-00000-of-00002.parquet",
+        "train-00001-of-00002.parquet",
+    ]
+    meta = pq.ParquetFile(shards[0]).metadata
+    assert meta.num_row_groups == 1 and meta.num_rows == 2
+    column = meta.row_group(0).column(0)
+    assert column.compression == "ZSTD"
+    assert column.has_offset_index and column.has_column_index
+    assert b"pandas" not in (meta.metadata or {})
+    assert b"huggingface" in meta.metadata
+
+
+def test_twice_with_nothing_new_publishes_nothing_new(world, release_storage):
+    first = services.release_run(force=True)
+    again = services.release_run(force=True)
+    assert again.action == "nothing_new"
+    assert Release.objects.count() == 1
+    assert services.release_run().action == "not_due"
+    assert first.release.version == 1
+
+
+def test_deleted_is_absent_next_time_listed_as_removed_and_old_release_superseded(
+    world, release_storage, owner
+):
+    first = services.release_run(force=True).release
+    gone = world["public"][0]
+    trajectory_delete(trajectory=gone)
+    second = services.release_run(force=True)
+    assert second.action == "published", second.message
+    second = second.release
+    assert second.removed_ids == [gone.share_id] and second.added_ids == []
+    ids = [row["id"] for row in read_config(release_dir(release_storage, second), "no_images")]
+    assert gone.share_id not in ids and len(ids) == len(world["public"]) - 1
+    manifest = json.loads((release_dir(release_storage, second) / "manifest.json").read_text())
+    assert manifest["removed_ids"] == [gone.share_id] and manifest["previous_release"] == 1
+    first.refresh_from_db()
+    assert first.superseded_by_id == second.pk and not first.files_deleted
+
+
+def test_take_down_superseded(world, release_storage, owner, settings):
+    first = services.release_run(force=True).release
+    settings.TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = True
+    trajectory_delete(trajectory=world["public"][1])
+    services.release_run(force=True)
+    first.refresh_from_db()
+    assert first.files_deleted
+    assert not any(release_dir(release_storage, first).rglob("*.parquet"))
+
+
+def test_read_with_datasets_by_data_files_and_by_card_configs(
+    world, release_storage, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    release = services.release_run(force=True).release
+    folder = release_dir(release_storage, release)
+    import datasets
+
+    by_files = datasets.load_dataset(
+        "parquet",
+        data_files=str(folder / "data" / "train-*.parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert isinstance(by_files.features["images"].feature, datasets.Image)
+    assert sorted(by_files["id"]) == sorted(t.share_id for t in world["public"])
+    for config in CONFIGS:
+        loaded = datasets.load_dataset(
+            str(folder), config, split="train", cache_dir=str(tmp_path / "cache")
+        )
+        assert len(loaded) == len(world["public"]), config
+    openai = datasets.load_dataset(
+        str(folder), "openai", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert openai[0]["messages"][0]["role"] in ("system", "user")
+    sharegpt = datasets.load_dataset(
+        str(folder), "sharegpt", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert {turn["from"] for turn in sharegpt[0]["conversations"]} >= {
+        "human",
+        "function_call",
+        "observation",
+    }
+    images = datasets.load_dataset(
+        str(folder), "default", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    with_images = [row for row in images if row["images"]]
+    assert with_images and with_images[0]["images"][0].size[0] > 1  # decoded PIL image
+    assert os.environ["HF_HUB_OFFLINE"] == "1"

@@ -128,7 +128,7 @@ def test_anonymous_delete_needs_the_password(live_server, sample, tmp_path, monk
 
     code, out, err = run(live_server, "delete", share_id, "--password", "not-it")
     assert code == 2
-    assert "error: the deletion password is wrong (at X-Deletion-Password)" in err
+    assert "error: no trajectory with this id and deletion password" in err
     assert Trajectory.objects.filter(share_id=share_id).exists()
 
     # Without --password an anonymous caller is asked for it (getpass: not echoed).

@@ -6,7 +6,8 @@ import pytest
 
 from apps.trajectories.models import Tombstone, Trajectory
 from apps.trajectories.services import ShareOptions, trajectory_ingest
-from apps.trajectories.views.site import UNLOCK_ATTEMPTS, UNLOCKED_SESSION_KEY
+from apps.trajectories.services.passwords import PASSWORD_ATTEMPTS as UNLOCK_ATTEMPTS
+from apps.trajectories.views.site import UNLOCKED_SESSION_KEY
 from tests.trajectories.site_factories import make_trajectory
 
 pytestmark = pytest.mark.django_db

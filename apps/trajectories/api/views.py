@@ -355,25 +355,29 @@ class TrajectoryDetailView(JsonApiView):
         summary="Delete a trajectory",
         description=(
             "The owner or staff, or anyone sending the deletion password of an anonymous share "
-            "in the `X-Deletion-Password` header. A tombstone (id and date) stays."
+            "in the `X-Deletion-Password` header. A tombstone (id and date) stays. A wrong "
+            "password answers 404, as an unknown id does; wrong passwords from one address "
+            "(here and on the site's unlock page together) are limited: 429 with Retry-After."
         ),
         parameters=[
             OpenApiParameter(
                 "X-Deletion-Password", str, location=OpenApiParameter.HEADER, required=False
             )
         ],
-        responses={204: None, **ERRORS},
+        responses={204: None, 429: ErrorOutputSerializer, **ERRORS},
     )
     def delete(self, request: Request, share_id: str) -> Response:
         user = _user(request)
         password = request.headers.get("X-Deletion-Password")
         if password is not None:
-            trajectory = selectors.trajectory_get_any(share_id)
-            if not services.trajectory_check_password(trajectory=trajectory, password=password):
-                raise ApiError(
-                    "the deletion password is wrong", "X-Deletion-Password", status_code=403
-                )
-            services.trajectory_delete(trajectory=trajectory, reason="password")
+            # A wrong password and an unknown id are one answer, at one cost, so that guessing
+            # tells nothing about which ids exist (services/passwords.py).
+            found = services.trajectory_by_password(
+                share_id=share_id, password=password, client=client_ip(request)
+            )
+            if found is None:
+                raise Http404("no trajectory with this id and deletion password")
+            services.trajectory_delete(trajectory=found, reason="password")
             return Response(status=204)
         trajectory = selectors.trajectory_get_visible(share_id, user)
         if selectors.is_owner(trajectory, user):

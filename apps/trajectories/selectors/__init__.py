@@ -71,16 +71,6 @@ def trajectory_get_visible(share_id: str, user: User | None) -> Trajectory:
     return trajectory
 
 
-def trajectory_get_any(share_id: str) -> Trajectory:
-    """Any stored trajectory by id, whatever its visibility: only for password-checked deletion."""
-    if not is_share_id(share_id):
-        raise Http404("no such trajectory")
-    trajectory = Trajectory.objects.filter(share_id=share_id).first()
-    if trajectory is None:
-        raise Http404("no such trajectory")
-    return trajectory
-
-
 def trajectory_list_public() -> QuerySet[Trajectory]:
     """The public list: `public()`, one per chain of continuations (`listed()`)."""
     return Trajectory.objects.listed().select_related("owner")

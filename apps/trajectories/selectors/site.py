@@ -163,9 +163,3 @@ def _holding_no_redacted_value(queryset: QuerySet[Trajectory], field: str) -> Qu
 def owned_list(user: User) -> QuerySet[Trajectory]:
     """A signed-in user's own trajectories in every state, newest first."""
     return Trajectory.objects.owned_by(user).only(*LIST_FIELDS).order_by("-created_at", "-id")
-
-
-def find_by_share_id(share_id: str) -> Trajectory | None:
-    """Any trajectory with this id, whatever its state: only for checks that reveal nothing
-    (the deletion password), never to show it."""
-    return Trajectory.objects.filter(share_id=share_id).first()

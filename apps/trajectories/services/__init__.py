@@ -34,6 +34,7 @@ from apps.trajectories.services.passwords import (
     PASSWORD_SCHEME,
     hash_deletion_password,
     new_deletion_password,
+    trajectory_by_password,
     trajectory_check_password,
 )
 from apps.trajectories.services.search import SEARCH_TEXT_CHARS, trajectory_search_refresh
@@ -61,6 +62,7 @@ __all__ = [
     "new_deletion_password",
     "normalize_email",
     "raw_read",
+    "trajectory_by_password",
     "trajectory_check_password",
     "trajectory_delete",
     "trajectory_ingest",

@@ -22,4 +22,10 @@ class SharingRefused(Exception):
 
 
 class RateLimited(SharingRefused):
+    """Over a limit; `retry_after`: seconds until the window that counts it has passed."""
+
     status_code = 429
+
+    def __init__(self, message: str, where: str = "", *, retry_after: int = 3600):
+        super().__init__(message, where)
+        self.retry_after = retry_after

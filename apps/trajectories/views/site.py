@@ -12,13 +12,11 @@ from datetime import date, timedelta
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.hashers import check_password, make_password
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
-from django.utils.functional import SimpleLazyObject, cached_property
+from django.utils.functional import cached_property
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -34,13 +32,11 @@ from apps.trajectories.services import (
     RateLimited,
     SharingRefused,
     StoredTrajectory,
-    trajectory_check_password,
+    trajectory_by_password,
     trajectory_delete,
     trajectory_ingest,
 )
 
-UNLOCK_ATTEMPTS = 10  # failed password attempts per client address ...
-UNLOCK_WINDOW_SECONDS = 15 * 60  # ... per this many seconds
 BROWSE_PAGE_SIZES = (25, 50, 100)
 FILTER_FIELDS = ("agent", "model", "polarity", "source_format", "date_from", "date_to")
 SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
@@ -56,10 +52,6 @@ BROWSE_ORDERINGS = [
     )
     if key in ORDERINGS
 ]
-
-# Checked against when the id matches nothing, so that a wrong id costs the same time as a wrong
-# password and the answer's timing does not tell whether the trajectory exists.
-_DUMMY_HASH = SimpleLazyObject(lambda: make_password("trajhub-no-such-trajectory"))
 
 
 @require_GET
@@ -299,32 +291,15 @@ def _client_address(request: HttpRequest) -> str:
     return client_ip(request) or "unknown"
 
 
-def _unlock_blocked(request: HttpRequest) -> bool:
-    return cache.get(f"site:unlock-fails:{_client_address(request)}", 0) >= UNLOCK_ATTEMPTS
-
-
-def _count_failure(request: HttpRequest) -> None:
-    key = f"site:unlock-fails:{_client_address(request)}"
-    # add() starts the window once; incr() is atomic on Redis and on the local-memory cache.
-    cache.add(key, 0, UNLOCK_WINDOW_SECONDS)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, UNLOCK_WINDOW_SECONDS)
-
-
-def _holder_trajectory(share_id: str, password: str):
-    """The trajectory when `password` is one of its deletion passwords, else None.
-
-    A missing id and a wrong password take the same path and about the same time.
-    """
-    trajectory = site_selectors.find_by_share_id(share_id) if password else None
-    if trajectory is None:
-        check_password(password or "x", str(_DUMMY_HASH))
-        return None
-    if not trajectory_check_password(trajectory=trajectory, password=password):
-        return None
-    return trajectory
+def _holder_trajectory(request: HttpRequest, share_id: str):
+    """The anonymous trajectory when the posted password is one of its deletion passwords, else
+    None. An unknown id and a wrong password cost the same and count against one limit, shared
+    with the API's DELETE (services/passwords.py); over it, RateLimited."""
+    return trajectory_by_password(
+        share_id=share_id,
+        password=request.POST.get("password", ""),
+        client=_client_address(request),
+    )
 
 
 def _unlock_page(request: HttpRequest, share_id: str, *, status: int = 200, **context):
@@ -338,13 +313,12 @@ def _unlock_page(request: HttpRequest, share_id: str, *, status: int = 200, **co
 
 def _refused(request: HttpRequest, share_id: str) -> HttpResponse:
     """The one answer to a wrong password, an unknown id, or any trajectory one may not touch."""
-    _count_failure(request)
     return _unlock_page(request, share_id, status=404, failed=True)
 
 
-def _rate_limited(request: HttpRequest, share_id: str) -> HttpResponse:
+def _rate_limited(request: HttpRequest, share_id: str, exc: RateLimited) -> HttpResponse:
     response = _unlock_page(request, share_id, status=429, rate_limited=True)
-    response["Retry-After"] = str(UNLOCK_WINDOW_SECONDS)
+    response["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -353,9 +327,10 @@ def trajectory_unlock(request: HttpRequest, share_id: str) -> HttpResponse:
     """GET: the form (the same for every id). POST: remember the unlock in the session."""
     if request.method == "GET":
         return _unlock_page(request, share_id)
-    if _unlock_blocked(request):
-        return _rate_limited(request, share_id)
-    trajectory = _holder_trajectory(share_id, request.POST.get("password", ""))
+    try:
+        trajectory = _holder_trajectory(request, share_id)
+    except RateLimited as exc:
+        return _rate_limited(request, share_id, exc)
     if trajectory is None:
         return _refused(request, share_id)
     _remember_unlocked(request, [trajectory.share_id])
@@ -377,11 +352,12 @@ def _remember_unlocked(request: HttpRequest, share_ids: list[str]) -> None:
 @require_POST
 def trajectory_holder_delete(request: HttpRequest, share_id: str) -> HttpResponse:
     """Delete with the deletion password, from the link-and-password page."""
-    if _unlock_blocked(request):
-        return _rate_limited(request, share_id)
     if request.POST.get("confirm") != "yes":
         return _unlock_page(request, share_id, status=400, confirm_missing=True)
-    trajectory = _holder_trajectory(share_id, request.POST.get("password", ""))
+    try:
+        trajectory = _holder_trajectory(request, share_id)
+    except RateLimited as exc:
+        return _rate_limited(request, share_id, exc)
     if trajectory is None:
         return _refused(request, share_id)
     trajectory_delete(trajectory=trajectory, reason="password")

@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "apps.trajectories",
     "apps.moderation",
     "apps.datasets",
+    "apps.learn",
 ]
 
 MIDDLEWARE = [
@@ -307,6 +308,7 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": env_int("TRAJHUB_TRUSTED_PROXIES", 0) or None,
     "DEFAULT_THROTTLE_RATES": {
         "anon_share": os.environ.get("TRAJHUB_ANON_SHARE_RATE", "60/hour"),
+        "retrieve": os.environ.get("TRAJHUB_RETRIEVE_RATE", "60/minute"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -383,6 +385,40 @@ TRAJHUB_RELEASE_URL_SECONDS = env_int("TRAJHUB_RELEASE_URL_SECONDS", 3600)
 TRAJHUB_RELEASE_BUILD_DIR = os.environ.get(
     "TRAJHUB_RELEASE_BUILD_DIR", str(VAR_DIR / "release-build")
 )
+# --- Learn-by-interact (apps.learn) -------------------------------------------------------------
+# Any OpenAI-compatible chat endpoint ("https://host/v1"). Without a base URL and a model nothing
+# is synthesized, and the admin, the API and `manage.py synthesize` say so.
+TRAJHUB_LLM_BASE_URL = os.environ.get("TRAJHUB_LLM_BASE_URL", "").rstrip("/")
+TRAJHUB_LLM_API_KEY = os.environ.get("TRAJHUB_LLM_API_KEY", "")
+TRAJHUB_LLM_MODEL = os.environ.get("TRAJHUB_LLM_MODEL", "")
+TRAJHUB_LLM_JUDGE_MODELS = env_list(
+    "TRAJHUB_LLM_JUDGE_MODELS", [TRAJHUB_LLM_MODEL] if TRAJHUB_LLM_MODEL else []
+)
+TRAJHUB_LLM_CONCURRENCY = env_int("TRAJHUB_LLM_CONCURRENCY", 4)  # requests in flight, all processes
+TRAJHUB_LLM_TIMEOUT = env_float("TRAJHUB_LLM_TIMEOUT", 60.0)  # seconds per request
+TRAJHUB_LLM_MAX_RETRIES = env_int("TRAJHUB_LLM_MAX_RETRIES", 4)  # transient failures only
+TRAJHUB_LLM_BACKOFF = env_float("TRAJHUB_LLM_BACKOFF", 1.0)  # seconds before the first retry
+# Prices per million tokens, for the cost each run reports (0: cost not counted).
+TRAJHUB_LLM_PRICE_INPUT = env_float("TRAJHUB_LLM_PRICE_INPUT", 0.0)
+TRAJHUB_LLM_PRICE_OUTPUT = env_float("TRAJHUB_LLM_PRICE_OUTPUT", 0.0)
+# Windows per trajectory, and the sampling policy: short windows (<= SHORT_STEPS actions) make
+# up SHORT_SHARE of them; some of every length range are always kept.
+TRAJHUB_SYNTH_MAX_WINDOWS = env_int("TRAJHUB_SYNTH_MAX_WINDOWS", 20)
+TRAJHUB_SYNTH_SHORT_STEPS = env_int("TRAJHUB_SYNTH_SHORT_STEPS", 4)
+TRAJHUB_SYNTH_SHORT_SHARE = env_float("TRAJHUB_SYNTH_SHORT_SHARE", 0.6)
+TRAJHUB_SYNTH_OBSERVATION_CHARS = env_int("TRAJHUB_SYNTH_OBSERVATION_CHARS", 2000)
+# A window claimed longer ago than this was lost with its worker and is taken up again.
+TRAJHUB_SYNTH_CLAIM_SECONDS = env_int("TRAJHUB_SYNTH_CLAIM_SECONDS", 900)
+TRAJHUB_FILTER_MIN_ACTIONS = env_int("TRAJHUB_FILTER_MIN_ACTIONS", 1)
+TRAJHUB_FILTER_MAX_ACTIONS = env_int("TRAJHUB_FILTER_MAX_ACTIONS", 30)
+TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS = env_int("TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS", 15)
+TRAJHUB_FILTER_MAX_INSTRUCTION_CHARS = env_int("TRAJHUB_FILTER_MAX_INSTRUCTION_CHARS", 3000)
+TRAJHUB_FILTER_NEAR_DUPLICATE = env_float("TRAJHUB_FILTER_NEAR_DUPLICATE", 0.8)  # word Jaccard
+# The retrieval index (memory-mapped files shared by every web process on the host).
+TRAJHUB_RETRIEVE_DIR = Path(os.environ.get("TRAJHUB_RETRIEVE_DIR", VAR_DIR / "retrieval"))
+TRAJHUB_RETRIEVE_MAX_K = env_int("TRAJHUB_RETRIEVE_MAX_K", 20)
+# Dense retrieval: "auto" uses it when the `dense` extra is installed; "off" never loads it.
+TRAJHUB_RETRIEVE_DENSE = os.environ.get("TRAJHUB_RETRIEVE_DENSE", "auto").strip().lower()
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

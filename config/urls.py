@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/docs", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("apps.datasets.api.urls")),
     path("api/v1/", include("apps.trajectories.api.urls")),
+    path("api/v1/", include("apps.learn.api.urls")),
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),
     path("", include("apps.datasets.urls")),

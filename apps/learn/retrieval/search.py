@@ -1,0 +1,201 @@
+"""Answering /api/v1/retrieve (the paper's Algorithm 2) from the current index.
+
+Retrievers, each asked for more than k so that hits filtered out below do not leave gaps:
+instruction BM25 over the examples' instructions; observation BM25 over the windows'
+observations (with the current observation, m1 = k by default); dense over the instructions
+(dense extra); and, opt-in, model-based: an LLM writes a search query from instruction, history
+and observation, and the dense retriever (BM25 without the extra) answers it, skipping what was
+already retrieved. Results are interleaved by rank, duplicates (same example or same window)
+removed, and every hit is checked against public() and the trajectory's current redactions in
+one query, so an index built earlier can never serve what has left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from apps.learn import prompts
+from apps.learn.llm import LLMError
+from apps.learn.models import Example
+from apps.learn.retrieval import dense, index
+from apps.learn.selectors import examples_public, redactions_hash
+from apps.learn.windows import OBSERVATION, Step, cut
+
+FORMATS = ("text", "openai", "sharegpt")
+OVERSAMPLE = 3
+
+
+@dataclass
+class Query:
+    instruction: str
+    observation: str = ""
+    history: list[str] = field(default_factory=list)
+    k: int = 5
+    format: str = "text"
+    model_based: bool = False
+
+
+class ModelQueryFailed(Exception):
+    pass
+
+
+def _model_query(query: Query) -> str:
+    from apps.learn.services import llm_call, llm_config
+
+    limit = settings.TRAJHUB_SYNTH_OBSERVATION_CHARS
+    prompt = prompts.render(
+        "query",
+        instruction=cut(query.instruction, limit),
+        history="\n".join(cut(h, limit) for h in query.history[-5:]) or "(none)",
+        observation=cut(query.observation, limit) or "(none)",
+    )
+    try:
+        answer = llm_call(llm_config(), [{"role": "user", "content": prompt}])
+    except LLMError as error:
+        raise ModelQueryFailed(str(error)) from None
+    text = prompts.fenced(answer.text)
+    if text is None:
+        raise ModelQueryFailed("the LLM's answer had no fenced block with a query")
+    return text
+
+
+def _interleave(ranked: list[tuple[str, list[tuple[int, float]]]]) -> list[tuple[int, float, str]]:
+    merged: list[tuple[int, float, str]] = []
+    seen: set[int] = set()
+    depth = max((len(hits) for _, hits in ranked), default=0)
+    for rank in range(depth):
+        for name, hits in ranked:
+            if rank < len(hits) and hits[rank][0] not in seen:
+                seen.add(hits[rank][0])
+                merged.append((hits[rank][0], hits[rank][1], name))
+    return merged
+
+
+def retrieve(query: Query) -> dict[str, Any]:
+    loaded = index.current()
+    k = query.k
+    want = k * OVERSAMPLE
+    ranked: list[tuple[str, list[tuple[int, float]]]] = []
+    model_query = ""
+    if loaded is not None and len(loaded):
+        ranked.append(
+            (
+                "instruction_bm25",
+                index.bm25_search(loaded.instruction, loaded.ids, query.instruction, want),
+            )
+        )
+        if query.observation:
+            ranked.append(
+                (
+                    "observation_bm25",
+                    index.bm25_search(loaded.observation, loaded.ids, query.observation, want),
+                )
+            )
+        if loaded.dense is not None and dense.available():
+            ranked.append(("dense", index.dense_search(loaded, query.instruction, want)))
+        if query.model_based:
+            model_query = _model_query(query)
+            already = {hit[0] for _, hits in ranked for hit in hits}
+            if loaded.dense is not None and dense.available():
+                hits = index.dense_search(loaded, model_query, want, exclude=already)
+            else:
+                hits = [
+                    hit
+                    for hit in index.bm25_search(
+                        loaded.instruction, loaded.ids, model_query, want * 2
+                    )
+                    if hit[0] not in already
+                ]
+            ranked.append(("model", hits))
+    merged = _interleave(ranked)
+    examples = {
+        e.pk: e
+        for e in examples_public()
+        .filter(pk__in=[pk for pk, _, _ in merged])
+        .select_related("window", "trajectory")
+        .only(
+            "instruction",
+            "window__steps",
+            "window__start_position",
+            "window__end_position",
+            "window__redactions_hash",
+            "trajectory__share_id",
+            "trajectory__redactions",
+        )
+    }
+    out: list[dict[str, Any]] = []
+    windows: set[int] = set()
+    for pk, score, retriever in merged:
+        example = examples.get(pk)
+        if example is None or example.window_id in windows:
+            continue
+        if example.window.redactions_hash != redactions_hash(example.trajectory.redactions):
+            continue  # redacted again since the window was cut: its text is no longer public
+        windows.add(example.window_id)
+        out.append(_answer(example, score, retriever, query.format))
+        if len(out) >= k:
+            break
+    answer: dict[str, Any] = {"examples": out, "prompt": prompt_block(out)}
+    return answer | ({"model_query": model_query} if model_query else {})
+
+
+def _steps(example: Example) -> list[Step]:
+    return [
+        Step(s["role"], s.get("text", ""), s.get("first", 0), s.get("last", 0))
+        for s in example.window.steps
+    ]
+
+
+def _format_steps(steps: list[Step], instruction: str, fmt: str) -> list[dict[str, Any]]:
+    if fmt == "openai":
+        messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
+        for step in steps:
+            if step.role == OBSERVATION:
+                messages.append({"role": "user", "content": f"Observation:\n{step.text}"})
+            else:
+                messages.append({"role": "assistant", "content": step.text})
+        return messages
+    if fmt == "sharegpt":
+        turns = [{"from": "human", "value": instruction}]
+        for step in steps:
+            if step.role == OBSERVATION:
+                turns.append(
+                    {"from": "observation" if len(turns) > 1 else "human", "value": step.text}
+                )
+            else:
+                turns.append({"from": "gpt", "value": step.text})
+        return turns
+    return [{"role": s.role, "text": s.text, "first": s.first, "last": s.last} for s in steps]
+
+
+def _answer(example: Example, score: float, retriever: str, fmt: str) -> dict[str, Any]:
+    window = example.window
+    share_id = example.trajectory.share_id
+    return {
+        "id": example.pk,
+        "instruction": example.instruction,
+        "trajectory_id": share_id,
+        "url": f"{settings.SITE_URL}/t/{share_id}/#step-{window.start_position + 1}",
+        "window": [window.start_position, window.end_position],
+        "score": round(score, 4),
+        "retriever": retriever,
+        "steps": _format_steps(_steps(example), example.instruction, fmt),
+        "_text": prompts.render_steps(_steps(example)),
+    }
+
+
+def prompt_block(examples: list[dict[str, Any]]) -> str:
+    """Demonstrations to paste into an agent's prompt (and drop the private `_text` helper)."""
+    texts = [example.pop("_text") for example in examples]
+    if not examples:
+        return ""
+    parts = [
+        "Here are demonstrations of similar tasks, each an instruction and the steps that "
+        "carried it out:"
+    ]
+    for number, (example, text) in enumerate(zip(examples, texts, strict=True), start=1):
+        parts.append(f"## Demonstration {number}\nInstruction: {example['instruction']}\n\n{text}")
+    return "\n\n".join(parts)

@@ -19,10 +19,8 @@ class LearnConfig(AppConfig):
         signals.trajectory_deleted.connect(
             receivers.trajectory_deleted, dispatch_uid="learn.trajectory_deleted"
         )
-        # Sent by trajectories when the public set or redactions may have changed (visibility,
-        # review state, redaction); older mains lack it and rely on the query-time check.
-        public_set_changed = getattr(signals, "public_set_changed", None)
-        if public_set_changed is not None:
-            public_set_changed.connect(
-                receivers.public_set_changed, dispatch_uid="learn.public_set_changed"
-            )
+        # Sent after commit whenever trajectories may have entered or left public() or their
+        # redactions changed (visibility, review state, moderation, redaction, deletion).
+        signals.public_set_changed.connect(
+            receivers.public_set_changed, dispatch_uid="learn.public_set_changed"
+        )

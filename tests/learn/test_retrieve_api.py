@@ -289,3 +289,22 @@ def test_model_based_without_an_endpoint_says_so(corpus, no_llm, owner):
     response = post(client, {"instruction": "fix login", "model_based": True})
     assert response.status_code == 503
     assert "No LLM endpoint is configured" in response.json()["error"]["message"]
+
+
+def test_derived_data_follows_its_source_through_the_real_services(
+    corpus, owner, moderator, django_capture_on_commit_callbacks
+):
+    """public_set_changed (sent after commit by trajectories and moderation) removes examples at
+    once: the owner making one private, a moderator hiding one."""
+    from apps.moderation.services import trajectory_hide
+    from apps.trajectories.services import trajectory_update
+
+    login, pages = corpus["login"], corpus["pages"]
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_update(trajectory=login, visibility="private")
+    assert not Example.objects.filter(trajectory=login).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_hide(trajectory=pages, moderator=moderator, note="test")
+    assert not Example.objects.filter(trajectory=pages).exists()
+    # The index was rebuilt without them (eager Celery in the tests).
+    assert len(index.current()) == 0

@@ -75,6 +75,16 @@ class Notice(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} notice {self.pk}"
 
+    @property
+    def link_href(self) -> str:
+        """The link if it is one a page may show (http(s) or a path of ours), else empty."""
+        link = self.link.strip()
+        if link.startswith(("https://", "http://")) or (
+            link.startswith("/") and not link.startswith("//")
+        ):
+            return link
+        return ""
+
 
 class NoticeOptOut(models.Model):
     """An address that unsubscribed from one kind of notice email.

@@ -1,7 +1,19 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from apps.accounts.views import notices
+from apps.accounts.views import dashboard, notices, tokens
+
+SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
 
 urlpatterns = [
+    # The dashboard (views/dashboard.py)
+    path("me/", dashboard.me, name="me"),
+    path("me/bulk", dashboard.me_bulk, name="me-bulk"),
+    re_path(rf"^me/t/{SHARE_ID}/edit$", dashboard.me_edit, name="me-edit"),
+    re_path(rf"^me/t/{SHARE_ID}/visibility$", dashboard.me_visibility, name="me-visibility"),
+    re_path(rf"^me/t/{SHARE_ID}/delete$", dashboard.me_delete, name="me-delete"),
+    path("me/notices/", notices.notice_list, name="me-notices"),
+    path("me/tokens/", tokens.tokens, name="me-tokens"),
+    path("me/tokens/<int:token_id>/revoke", tokens.token_revoke, name="me-token-revoke"),
+    # Without signing in
     path("notices/unsubscribe/<str:token>", notices.unsubscribe, name="notice-unsubscribe"),
 ]

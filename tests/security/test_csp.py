@@ -56,8 +56,14 @@ def test_pages_of_signed_in_people_and_anonymous_sharers(owner):
     trajectory = make_trajectory(owner=owner, visibility="private")
     client = Client()
     client.force_login(owner)
-    problems = check(client.get("/me/"), "/me/")
-    problems += check(client.get(reverse("me-delete", args=[trajectory.share_id])), "me-delete")
+    problems = []
+    for url in ("/me/", "/me/?visibility=private&ordering=-size", "/me/notices/", "/me/tokens/"):
+        problems += check(client.get(url), url)
+    for name in ("me-delete", "me-edit"):
+        problems += check(client.get(reverse(name, args=[trajectory.share_id])), name)
+    bulk = client.post("/me/bulk", {"ids": [trajectory.share_id], "action": "delete"})
+    problems += check(bulk, "bulk delete confirmation")
+    problems += check(client.post("/me/tokens/", {"name": "t"}), "token created", status=201)
     problems += check(client.get("/accounts/logout/"), "logout")
     anonymous = Client()
     unlock = reverse("trajectory-unlock", args=[trajectory.share_id])

@@ -1,4 +1,4 @@
-"""The public site pages: home, static pages, feed, sitemap, link previews, errors, dashboard.
+"""The public site pages: home, static pages, feed, sitemap, link previews, errors, sign-in.
 
 Browse/search, upload/preview and the link-and-password page have their own files
 (test_pages_browse.py, test_pages_upload.py, test_pages_unlock.py).
@@ -270,35 +270,7 @@ def test_og_include_marks_anything_not_public_noindex_and_says_nothing(state):
     assert "og:" not in html and "Private secret title" not in html
 
 
-# --- Account pages and the minimal dashboard ---------------------------------------------------
-
-
-def test_me_requires_sign_in(client):
-    response = client.get("/me/")
-    assert response.status_code == 302
-    assert response["Location"].startswith("/accounts/login/")
-
-
-def test_me_lists_own_trajectories_in_every_state(
-    client, owner, other_user, django_assert_num_queries
-):
-    mine = [
-        make_trajectory(title="My private", owner=owner, visibility="private"),
-        make_trajectory(title="My held", owner=owner, review_state="held"),
-        make_trajectory(title="My public", owner=owner),
-    ]
-    make_trajectory(title="Someone else's", owner=other_user)
-    client.force_login(owner)
-
-    with django_assert_num_queries(4):  # session, user, count, page
-        response = client.get("/me/")
-
-    html = response.content.decode()
-    for trajectory in mine:
-        assert trajectory.title in html
-    assert "Someone else&#x27;s" not in html
-    assert "Held for review" in html and "Private" in html
-    assert 'content="noindex' in html
+# --- Account pages (the dashboard: tests/accounts/test_dashboard.py) ---------------------------
 
 
 def test_login_page_uses_the_site_layout(client):
@@ -316,30 +288,6 @@ def test_login_then_lands_on_me(client, owner):
     )
     assert response.redirect_chain[-1][0] == "/me/"
     assert "Signed in as <strong>owner</strong>" in response.content.decode()
-
-
-def test_owner_deletes_from_me_after_confirming(client, owner, other_user):
-    from apps.trajectories.models import Tombstone, Trajectory
-
-    mine = make_trajectory(title="Delete me", owner=owner, visibility="private")
-    url = f"/me/t/{mine.share_id}/delete"
-
-    assert client.get(url).status_code == 302  # sign in first
-    client.force_login(other_user)
-    assert client.get(url).status_code == 404  # not theirs: as if it did not exist
-    assert client.post(url, {"confirm": "yes"}).status_code == 404
-    client.force_login(owner)
-    assert f'href="{url}"' in client.get("/me/").content.decode()
-    assert "Delete me" in client.get(url).content.decode()
-    assert client.post(url).status_code == 400  # not confirmed
-    assert Trajectory.objects.filter(pk=mine.pk).exists()
-
-    response = client.post(url, {"confirm": "yes"}, follow=True)
-
-    assert response.redirect_chain[-1][0] == "/me/"
-    assert "The trajectory has been deleted." in response.content.decode()
-    assert not Trajectory.objects.filter(pk=mine.pk).exists()
-    assert Tombstone.objects.get(share_id=mine.share_id).reason == "owner"
 
 
 def test_login_shows_github_only_when_configured(client, settings):

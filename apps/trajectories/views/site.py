@@ -1,5 +1,5 @@
 """The public site around the trajectory viewer: home, browse, upload, the anonymous sharer's
-link-and-password page, a minimal dashboard, and the static pages.
+link-and-password page, and the static pages (the dashboard is accounts').
 
 Views are thin: reads come from selectors/site.py (every public one from `public()`), writes from
 services. Everything a template shows is escaped by the template; nothing is marked safe.
@@ -10,10 +10,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from django.conf import settings
-from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.utils.functional import cached_property
@@ -364,37 +362,6 @@ def trajectory_holder_delete(request: HttpRequest, share_id: str) -> HttpRespons
     unlocked = [sid for sid in request.session.get(UNLOCKED_SESSION_KEY, []) if sid != share_id]
     request.session[UNLOCKED_SESSION_KEY] = unlocked
     return render(request, "pages/deleted.html", {"share_id": share_id})
-
-
-# --- Signed-in user --------------------------------------------------------------------------
-
-
-@login_required
-@require_GET
-def me(request: HttpRequest) -> HttpResponse:
-    page = Paginator(site_selectors.owned_list(request.user), 50).get_page(request.GET.get("page"))
-    return render(request, "pages/me.html", {"page": page, "trajectories": list(page.object_list)})
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def me_delete(request: HttpRequest, share_id: str) -> HttpResponse:
-    """The owner deletes one of their trajectories: GET asks to confirm, POST deletes."""
-    trajectory = site_selectors.owned_list(request.user).filter(share_id=share_id).first()
-    if trajectory is None:
-        raise Http404("no such trajectory")
-    if request.method == "POST":
-        if request.POST.get("confirm") != "yes":
-            return render(
-                request,
-                "pages/me_delete.html",
-                {"trajectory": trajectory, "confirm_missing": True},
-                status=400,
-            )
-        trajectory_delete(trajectory=trajectory, reason="owner", actor=request.user)
-        messages.success(request, "The trajectory has been deleted.")
-        return redirect("me")
-    return render(request, "pages/me_delete.html", {"trajectory": trajectory})
 
 
 # --- Static pages --------------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""Writes to accounts: API tokens (hashed; the secret is shown once)."""
+"""Writes to accounts. This module: API tokens (hashed; the secret is shown once). It imports
+nothing of the other apps (trajectories authenticate with it); the writes that reach into
+trajectories are the submodules: dashboard (bulk changes), claims, export, erasure (account
+and email deletion), avatars."""
 
 from __future__ import annotations
 

@@ -421,6 +421,74 @@ def cmd_visibility(client: Client, args: argparse.Namespace, out: TextIO, err: T
 # --- command line ----------------------------------------------------------------------------
 
 
+# --- retrieve --------------------------------------------------------------------------------
+
+
+def retrieve(
+    instruction: str,
+    *,
+    observation: str = "",
+    history: Sequence[str] = (),
+    k: int = 5,
+    format: str = "text",
+    model_based: bool = False,
+    url: str = "",
+    token: str = "",
+    timeout: float = 60.0,
+) -> dict[str, Any]:
+    """Demonstrations for an agent's next step from a TrajHub site (POST /api/v1/retrieve).
+
+    Returns {"examples": [...], "prompt": str}; put `prompt` into the agent's prompt. `url` and
+    `token` default to $TRAJHUB_URL and $TRAJHUB_TOKEN (a token is needed for `model_based`).
+    Raises CliError with the server's message on any error.
+    """
+    client = Client(
+        url or os.environ.get("TRAJHUB_URL", DEFAULT_URL),
+        token or os.environ.get("TRAJHUB_TOKEN", ""),
+        timeout=timeout,
+    )
+    body: dict[str, Any] = {"instruction": instruction, "k": k, "format": format}
+    if observation:
+        body["observation"] = observation
+    if history:
+        body["history"] = list(history)
+    if model_based:
+        body["model_based"] = True
+    answer: dict[str, Any] = client.json("POST", "/retrieve", body)
+    return answer
+
+
+def cmd_retrieve(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    observation = args.observation or ""
+    if observation == "-":
+        observation = sys.stdin.read()
+    answer = retrieve(
+        args.instruction,
+        observation=observation,
+        history=args.history or [],
+        k=args.k,
+        format=args.format,
+        model_based=args.model_based,
+        url=client.url,
+        token=client.token,
+        timeout=client.timeout,
+    )
+    if args.json:
+        out.write(json.dumps(answer, indent=2) + "\n")
+    elif args.prompt:
+        out.write(answer["prompt"] + "\n")
+    else:
+        for example in answer["examples"]:
+            start, end = example["window"]
+            out.write(
+                f"{example['score']:8.3f}  {example['retriever']:<16} {example['instruction']}\n"
+                f"          {example['url']} (events {start}-{end})\n"
+            )
+        if not answer["examples"]:
+            err.write("no demonstrations found\n")
+    return EXIT_OK
+
+
 def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if suppress else value
@@ -502,6 +570,22 @@ def build_parser() -> argparse.ArgumentParser:
     visibility.add_argument("visibility", choices=("public", "private"))
     visibility.add_argument("--agree-license", action="store_true")
     visibility.set_defaults(handler=cmd_visibility)
+
+    retrieving = commands.add_parser(
+        "retrieve",
+        parents=[common],
+        help="demonstrations for an agent's task (in-context learning)",
+    )
+    retrieving.add_argument("instruction", help="the agent's task")
+    retrieving.add_argument("--observation", help="what the agent sees now (- reads stdin)")
+    retrieving.add_argument("--history", action="append", help="an earlier step (repeatable)")
+    retrieving.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    retrieving.add_argument("--format", choices=("text", "openai", "sharegpt"), default="text")
+    retrieving.add_argument(
+        "--model-based", action="store_true", help="let the site's LLM write the query (token)"
+    )
+    retrieving.add_argument("--prompt", action="store_true", help="print only the prompt block")
+    retrieving.set_defaults(handler=cmd_retrieve)
     return parser
 
 

@@ -106,7 +106,8 @@ def trimmed_for_sharegpt(kinds):
 
 def assert_valid_openai(payload):
     messages = payload["messages"]
-    assert set(payload) <= {"messages", "tools", "images"}
+    # "result" (the run's final patch and outcome) is a column the trainers' loaders leave alone.
+    assert set(payload) <= {"messages", "tools", "images", "result"}
     assert all(m["role"] in ("system", "user", "assistant", "tool") for m in messages)
     assert all(m["role"] != "system" for m in messages[1:])
     seen_ids = set()

@@ -247,7 +247,8 @@ def test_sharegpt_and_openai_messages(real_fixture):
     titles = {card.title for card in cards}
     assert {"User", "Agent", "Tool call", "Tool result"} <= titles
     call = next(card for card in cards if card.title == "Tool call")
-    assert call.blocks[0].kind == "code" and "hl" in call.blocks[0].html
+    # Arguments as readable fields (issue 11), not a JSON dump.
+    assert call.blocks[0].kind == "fields" and "<dt>" in call.blocks[0].html
     messages = fixture_events(real_fixture("messages_mllm_demo_with_image_paths.json"))
     assert [present_event(item, ctx()).title for item in messages[:2]] == ["User", "Agent"]
 

@@ -9,7 +9,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.trajectories.models import Polarity, Trajectory, Visibility
-from apps.trajectories.redaction import identity, redactor
+from apps.trajectories.redaction import identity, redact_data, redactor
+from apps.trajectories.results import run_result
 
 EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt")
 
@@ -149,6 +150,39 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
 
     def get_agent_version(self, instance: Trajectory) -> str:
         return _redact_for(instance, self.context)(instance.agent_version)
+
+
+class RunResultSerializer(serializers.Serializer):
+    """What the run came to, where its format says (evaluation rows, SWE-agent's info)."""
+
+    patch = serializers.CharField(required=False, help_text="The final patch (git diff), whole.")
+    resolved = serializers.BooleanField(required=False, allow_null=True)
+    instance_id = serializers.CharField(required=False)
+    exit_status = serializers.CharField(required=False)
+    cost = serializers.FloatField(required=False)
+    tokens = serializers.IntegerField(required=False)
+    score = serializers.CharField(required=False)
+    error = serializers.CharField(required=False)
+    model_stats = serializers.DictField(required=False)
+
+
+class TrajectoryDetailOutputSerializer(TrajectoryOutputSerializer):
+    """One trajectory: the list's fields and the run's result (null when it has none)."""
+
+    result = serializers.SerializerMethodField()
+
+    class Meta(TrajectoryOutputSerializer.Meta):
+        fields = [*TrajectoryOutputSerializer.Meta.fields, "result"]
+        read_only_fields = fields
+
+    @extend_schema_field(RunResultSerializer(allow_null=True))
+    def get_result(self, instance: Trajectory) -> dict[str, Any] | None:
+        redact = _redact_for(instance, self.context)
+        metadata = (
+            instance.metadata if redact is identity else redact_data(instance.metadata, redact)
+        )
+        result = run_result(metadata)
+        return result.as_dict() if result else None
 
 
 class StoredTrajectoryOutputSerializer(TrajectoryOutputSerializer):

@@ -41,6 +41,7 @@ from apps.trajectories.api.serializers import (
     ShareOptionsInputSerializer,
     ShareUploadSerializer,
     StoredTrajectoryOutputSerializer,
+    TrajectoryDetailOutputSerializer,
     TrajectoryOutputSerializer,
     TrajectoryUpdateInputSerializer,
 )
@@ -322,12 +323,12 @@ class TrajectoryDetailView(JsonApiView):
     @extend_schema(
         operation_id="trajectories_retrieve",
         summary="A trajectory",
-        responses={200: TrajectoryOutputSerializer, 404: ErrorOutputSerializer},
+        responses={200: TrajectoryDetailOutputSerializer, 404: ErrorOutputSerializer},
     )
     def get(self, request: Request, share_id: str) -> Response:
         trajectory = selectors.trajectory_get_visible(share_id, _user(request))
         return Response(
-            TrajectoryOutputSerializer(trajectory, context=_serializer_context(request)).data
+            TrajectoryDetailOutputSerializer(trajectory, context=_serializer_context(request)).data
         )
 
     @extend_schema(

@@ -17,6 +17,7 @@ from apps.trajectories.exporters.common import (
     tool_definitions,
 )
 from apps.trajectories.importers.base import CanonicalEvent, as_text
+from apps.trajectories.results import run_result
 
 
 def _user_content(event: CanonicalEvent) -> Any:
@@ -89,4 +90,9 @@ def to_openai(events: list[CanonicalEvent], meta: dict) -> dict:
     images = _images(meta)
     if images:
         payload["images"] = images
+    result = run_result(meta.get("metadata"))
+    if result:
+        # The run's outcome (final patch, resolved, instance): a key the trainers' loaders
+        # ignore, so the file stays loadable and the patch is not lost.
+        payload["result"] = result.as_dict()
     return payload

@@ -20,6 +20,7 @@ from apps.trajectories.exporters.common import (
     tool_definitions,
 )
 from apps.trajectories.importers.base import CanonicalEvent
+from apps.trajectories.results import run_result
 
 INPUT_SIDE = {"human", "observation"}
 
@@ -55,6 +56,11 @@ def to_sharegpt(events: list[CanonicalEvent], meta: dict) -> dict:
     images = _images(meta)
     if images:
         payload["images"] = images
+    result = run_result(meta.get("metadata"))
+    if result:
+        # The run's outcome (final patch, resolved, instance): a key the trainers' loaders
+        # ignore, so the file stays loadable and the patch is not lost.
+        payload["result"] = result.as_dict()
     return payload
 
 

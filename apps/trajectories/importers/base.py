@@ -212,6 +212,26 @@ def number(value: Any) -> float | int | None:
     return value
 
 
+IMAGE_TOKEN = "<image>"
+
+
+def attach_image_files(events: list[CanonicalEvent], images: Any) -> None:
+    """LLaMA-Factory files name their images in a top-level `images` list, one per `<image>`
+    token in the messages, in order: give each event the names of its own (`image_files`), so
+    the page can say which picture stood there. A copy of the data, so the raw copy of the
+    upload stays as sent."""
+    if not isinstance(images, list):
+        return
+    names = [image if isinstance(image, str) else "" for image in images]
+    used = 0
+    for event in events:
+        count = event.text.count(IMAGE_TOKEN)
+        if not count or used >= len(names) or not isinstance(event.data, dict):
+            continue
+        event.data = {**event.data, "image_files": names[used : used + count]}
+        used += count
+
+
 def link_causes(events: list[CanonicalEvent], prefix: str = "") -> None:
     """Give id-less events ids and answer-less observations the action they follow.
 

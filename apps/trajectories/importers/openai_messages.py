@@ -18,6 +18,7 @@ from apps.trajectories.importers.base import (
     CanonicalTrajectory,
     FormatError,
     as_text,
+    attach_image_files,
     join_text,
     json_type,
     link_causes,
@@ -132,6 +133,7 @@ def convert(doc: Any) -> CanonicalTrajectory:
     trajectory.title = title_from(first.text) if first else ""
     if isinstance(doc, dict):
         trajectory.model = text_of(doc.get("model"))
+        attach_image_files(trajectory.events, doc.get("images"))
         for key in ("tools", "images", "videos", "audios", "id"):
             if doc.get(key) not in (None, "", [], "[]"):
                 trajectory.metadata[key] = doc[key]

@@ -130,9 +130,20 @@ def apply_row(trajectory: CanonicalTrajectory, row: dict) -> None:
         metadata.pop("total_tokens", None)
         metadata.pop("total_cost", None)
         openhands_v0.add_totals(metadata, metrics)
+    # The run's final patch, whole: the Result card shows it and exports keep it (a patch cut
+    # at 2,000 characters is no patch). The rest of the result stays small.
+    test_result = row.get("test_result")
+    patch = test_result.get("git_patch") if isinstance(test_result, dict) else None
+    if not isinstance(patch, str):
+        patch = row.get("git_patch")
+    if isinstance(patch, str) and patch.strip():
+        metadata["git_patch"] = patch
     for key in ("test_result", "report", "success", "issue_type", "result_explanation", "error"):
         if key in row and row[key] is not None:
-            value = small_value(row[key], max_chars=2000, depth=2)
+            value = row[key]
+            if key == "test_result" and isinstance(value, dict):
+                value = {k: v for k, v in value.items() if k != "git_patch"}
+            value = small_value(value, max_chars=2000, depth=2)
             if value not in (None, {}, []):
                 metadata[key] = value
     if issue:

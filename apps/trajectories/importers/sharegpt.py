@@ -18,6 +18,7 @@ from apps.trajectories.importers.base import (
     CanonicalTrajectory,
     FormatError,
     as_text,
+    attach_image_files,
     json_type,
     link_causes,
     text_of,
@@ -87,6 +88,7 @@ def convert(doc: Any) -> CanonicalTrajectory:
         first = next((e for e in events if e.source == "user" and e.kind == "message"), None)
         trajectory.title = title_from(first.text) if first else ""
     trajectory.model = text_of(doc.get("model"))
+    attach_image_files(trajectory.events, doc.get("images"))
     for key in ("tools", "images", "videos", "audios", "id"):
         if doc.get(key) not in (None, "", [], "[]"):
             trajectory.metadata[key] = doc[key]

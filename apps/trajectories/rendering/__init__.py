@@ -62,7 +62,7 @@ def shape_of(data: dict[str, Any]) -> str:
         return "v1"
     if isinstance(data.get("role"), str):
         return "chat"
-    if "from" in data and "value" in data:
+    if "from" in data and "value" in data or set(data) == {"system"}:
         return "sharegpt"
     if isinstance(action, str) or isinstance(observation, str):
         return "swe"

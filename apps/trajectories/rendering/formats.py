@@ -3,6 +3,7 @@ history), ShareGPT turns, SWE-agent steps, and anything else (its fields, never 
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from apps.trajectories.rendering import openhands
@@ -265,8 +266,28 @@ def _v1_message(b: CardBuilder, data: dict) -> None:
 # ---- chat messages (OpenAI style, SWE-agent history, ShareGPT) -----------------------------------
 
 
+def image_placeholders(text: str, files: Any) -> str:
+    """`<image>` tokens named after the file each stood for (LLaMA-Factory's `images` list):
+    the bytes are not in the upload, so the page says which picture was there."""
+    if not isinstance(files, list) or "<image>" not in text:
+        return text
+    names = iter(files)
+
+    def name() -> str:
+        file = next(names, "")
+        return f"[image: {as_str(file)} (not in the upload)]" if file else "[image]"
+
+    parts = text.split("<image>")
+    return parts[0] + "".join(name() + part for part in parts[1:])
+
+
 def chat_content(b: CardBuilder, content: Any) -> None:
     """Message content: a string, or parts (text as Markdown, images from our storage)."""
+    files = b.data.get("image_files")
+    if isinstance(content, str) and files:
+        content = image_placeholders(content, files)
+        for file in files:
+            b.badge(f"image: {as_str(file).rsplit('/', 1)[-1]}")
     if isinstance(content, list):
         texts: list[str] = []
         images: list[Any] = []
@@ -291,23 +312,95 @@ def chat_content(b: CardBuilder, content: Any) -> None:
         b.markdown(as_str(content))
 
 
-def tool_call(b: CardBuilder, name: str, arguments: Any) -> None:
-    """A tool call: shell commands and code highlighted, other arguments as JSON."""
+# Tool names as agents call them, laid out as OpenHands' own card for the same action.
+SHELL_TOOLS = {"bash", "execute_bash", "shell", "terminal", "run", "run_command", "execute_command"}
+EDIT_TOOLS = {
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "file_editor",
+    "edit_file",
+    "edit",
+}
+PYTHON_TOOLS = {"execute_ipython_cell", "ipython", "python", "run_ipython"}
+EDIT_COMMANDS = {"view", "create", "str_replace", "insert", "undo_edit"}
+
+
+def tool_call(b: CardBuilder, name: str, arguments: Any, *, only: bool = True) -> None:
+    """A tool call as the matching OpenHands card: a shell call as a command, an editor call
+    as an edit (diff), Python as code, think/finish as text, any other as readable arguments.
+
+    `only`: the message holds just this call, so the card takes its title; otherwise (several
+    calls in one message) each call gets a label under the message's title.
+    """
     args = parse_json_string(arguments)
+    key = name.strip().lower()
+    label = "" if only else f"Tool call: {name[:60]}"
+
+    def head(title: str, family: str, subtitle: str = "") -> None:
+        if only and title == "Tool call" and b.card.type in ACTION_TITLES:
+            # The importer already knew the kind of step (SWE-agent's "run"): keep its title.
+            b.subtitle(subtitle, code=True)
+        elif only:
+            b.head(title, family, subtitle, code=bool(subtitle))
+        elif subtitle:
+            b.note(f"{title}: {subtitle}")
+
     if isinstance(args, dict):
-        command = args.get("command") or args.get("cmd")
-        code = args.get("code")
-        if isinstance(command, str) and len(args) <= 3 and not args.get("path"):
-            b.code(command, language="bash", label=f"Tool call: {name[:60]}")
+        command, code, path = (
+            args.get("command") or args.get("cmd"),
+            args.get("code"),
+            args.get("path"),
+        )
+        if (
+            isinstance(path, str)
+            and isinstance(command, str)
+            and (key in EDIT_TOOLS or command in EDIT_COMMANDS)
+        ):
+            head(
+                "View file" if command == "view" else "Edit file",
+                "file" if command == "view" else "edit",
+                path,
+            )
+            if command != "view":
+                b.badge(command.replace("_", " "))
+            openhands.edit_args(b, args, path=path)
             return
-        if isinstance(code, str):
-            b.code(code, language="python", label=f"Tool call: {name[:60]}")
+        if isinstance(command, str) and (key in SHELL_TOOLS or (len(args) <= 3 and not path)):
+            head("Command", "command")
+            b.code(command, language="bash", label=label)
+            timeout = args.get("timeout")
+            if (
+                isinstance(timeout, (int, float, str))
+                and not isinstance(timeout, bool)
+                and timeout != ""
+            ):
+                b.badge(f"timeout {as_str(timeout)}s")
+            if args.get("is_input") in (True, "true"):
+                b.badge("input to the running process")
             return
-        if isinstance(args.get("path"), str) and isinstance(args.get("command"), str):
-            b.note(f"Tool call: {name[:60]} {args['command']} {args['path']}")
-            openhands.edit_args(b, args, path=args["path"])
+        if isinstance(code, str) and (key in PYTHON_TOOLS or len(args) <= 2):
+            head("Python", "command")
+            b.code(code, language="python", label=label)
             return
-    b.json(args, label=f"Tool call: {name[:60]}")
+        if key == "think" and isinstance(args.get("thought"), str):
+            head("Thought", "think")
+            b.markdown(args["thought"], label=label)
+            return
+        if key in ("finish", "submit"):
+            head("Finish", "finish")
+            b.markdown(
+                as_str(args.get("message") or args.get("final_thought") or args.get("result"))
+            )
+            b.fields(args, skip={"message", "final_thought", "result"})
+            return
+        head("Tool call", "tool", name[:60])
+        b.fields(args, label=label)
+        return
+    head("Tool call", "tool", name[:60])
+    if isinstance(args, str):
+        b.code(args, label=label or "Arguments")
+    else:
+        b.json(args, label=label or "Arguments")
 
 
 # Canonical types the importers give tool steps of chat-shaped formats (SWE-agent, OpenAI).
@@ -384,16 +477,23 @@ def present_chat(b: CardBuilder) -> None:
         b.code(as_str(data.get("action")), language="bash", label="Action")
         return
     chat_content(b, data.get("content"))
-    if isinstance(calls, list):
-        for call in calls[:50]:
-            if not isinstance(call, dict):
-                continue
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
-            tool_call(b, as_str(function.get("name")) or "tool", function.get("arguments"))
-    function_call = data.get("function_call")
-    if isinstance(function_call, dict):
+    functions = [
+        call.get("function") if isinstance(call.get("function"), dict) else call
+        for call in (calls if isinstance(calls, list) else [])[:50]
+        if isinstance(call, dict)
+    ]
+    if isinstance(data.get("function_call"), dict):
+        functions.append(data["function_call"])
+    # The OpenAI importer stores each call of a message as its own action event ("tool_call").
+    if isinstance(data.get("tool_call"), dict):
+        call = data["tool_call"]
+        functions.append(call.get("function") if isinstance(call.get("function"), dict) else call)
+    for function in functions:
         tool_call(
-            b, as_str(function_call.get("name")) or "function", function_call.get("arguments")
+            b,
+            as_str(function.get("name")) or "tool",
+            function.get("arguments"),
+            only=len(functions) == 1,
         )
 
 
@@ -403,8 +503,12 @@ SHAREGPT_AGENT = {"gpt", "assistant", "bot", "chatgpt", "model"}
 
 def present_sharegpt(b: CardBuilder) -> None:
     data = b.data
-    speaker = as_str(data.get("from")).lower()
-    value = data.get("value")
+    if "from" not in data and isinstance(data.get("system"), str):
+        # The conversation's top-level `system` (the importer's first event).
+        speaker, value = "system", data["system"]
+    else:
+        speaker = as_str(data.get("from")).lower()
+        value = data.get("value")
     if speaker in SHAREGPT_USER:
         b.head("User", "user")
         chat_content(b, value)
@@ -418,7 +522,6 @@ def present_sharegpt(b: CardBuilder) -> None:
     elif speaker in ("function_call", "tool_call"):
         call = parse_json_string(value)
         name = as_str(call.get("name")) if isinstance(call, dict) else ""
-        b.head("Tool call", "tool", name, code=True)
         tool_call(b, name or "tool", call.get("arguments") if isinstance(call, dict) else value)
     elif speaker in ("observation", "tool", "function"):
         b.head("Tool result", "output")
@@ -433,6 +536,50 @@ def present_sharegpt(b: CardBuilder) -> None:
 
 
 # ---- SWE-agent steps -----------------------------------------------------------------------------
+
+
+SWE_EDITOR_FLAGS = {"--old_str", "--new_str", "--file_text", "--insert_line", "--view_range"}
+
+
+def swe_editor_call(action: str, open_file: str = "") -> dict[str, Any] | None:
+    """`str_replace_editor str_replace /p --old_str 'a' --new_str 'b'` as the tool's arguments
+    ({"command", "path", "old_str", ...}), or None when the action is another command. The
+    windowed tools' `edit 'search' 'replace'` and `insert 'text'` edit the open file."""
+    if not action.startswith(("str_replace_editor ", "edit ", "insert ")):
+        return None
+    try:
+        words = shlex.split(action)
+    except ValueError:
+        return None
+    if words[0] in ("edit", "insert"):
+        if not open_file:
+            return None
+        if words[0] == "edit" and len(words) == 3:
+            return {
+                "command": "str_replace",
+                "path": open_file,
+                "old_str": words[1],
+                "new_str": words[2],
+            }
+        if words[0] == "insert" and len(words) == 2:
+            return {"command": "insert", "path": open_file, "new_str": words[1]}
+        return None
+    if len(words) < 3 or words[1] not in EDIT_COMMANDS:
+        return None
+    args: dict[str, Any] = {"command": words[1], "path": words[2]}
+    rest = words[3:]
+    while rest:
+        flag = rest.pop(0)
+        if flag not in SWE_EDITOR_FLAGS or not rest:
+            return None
+        value = rest.pop(0)
+        if flag == "--view_range":
+            numbers = [value, *rest[:1]]
+            rest = rest[1:]
+            args["view_range"] = numbers
+        else:
+            args[flag[2:]] = value
+    return args
 
 
 def present_swe_step(b: CardBuilder) -> None:
@@ -450,9 +597,17 @@ def present_swe_step(b: CardBuilder) -> None:
         if not output.strip():
             b.note("(no output)")
         return
-    action_head(b, "Action", "command")
-    b.markdown(as_str(data.get("thought") or data.get("response")))
-    b.code(as_str(data.get("action")).rstrip("\n"), language="bash")
+    action = as_str(data.get("action")).rstrip("\n")
+    open_file = as_str(state.get("open_file")) if isinstance(state, dict) else ""
+    edit = swe_editor_call(action, "" if open_file in ("", "n/a") else open_file)
+    if edit is not None:
+        # SWE-agent's editor tool, written as a command line: shown as OpenHands' edit card.
+        b.markdown(as_str(data.get("thought") or data.get("response")))
+        tool_call(b, "str_replace_editor", edit)
+    else:
+        action_head(b, "Action", "command")
+        b.markdown(as_str(data.get("thought") or data.get("response")))
+        b.code(action, language="bash")
     elapsed = data.get("execution_time")
     if isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool):
         b.badge(f"{elapsed:.2f}s")

@@ -26,6 +26,7 @@ from apps.trajectories.rendering import (
     event_json_html,
     present_event,
 )
+from apps.trajectories.rendering.result import result_for, result_html, tools_html
 from apps.trajectories.selectors.viewer import (
     Access,
     chain_members,
@@ -194,6 +195,7 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
     total = sum(count for _, count in type_counts)
     after = _int(request.GET.get("after"), 0, high=max(total - 1, 0))
     chunk = render_chunk(access, after=after, limit=FIRST_EVENTS, budget=FIRST_BYTES)
+    ctx = _context(access)
     # The download API decides by account (visible_to), not by this session's unlock.
     downloads = list(EXPORT_FORMATS) if access.can_download else []
     if access.can_download_original:
@@ -202,6 +204,8 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         "trajectory": trajectory,
         "access": access,
         "header": _header(access, total, type_counts),
+        "result": result_html(result_for(trajectory.metadata, ctx), ctx),
+        "tools": tools_html(trajectory.metadata, ctx),
         "cards": chunk.html,
         "first_step": after + 1,
         "next_after": chunk.next_after,

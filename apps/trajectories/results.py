@@ -1,0 +1,102 @@
+"""What a run came to, from the metadata its importer kept: the final patch, resolved or not, the
+instance, cost, exit status and model stats (OpenHands evaluation rows, the resolver's output,
+SWE-agent's `info`).
+
+Pure Python, no Django: the trajectory page's Result card, the API, the exports and the compare
+page all read it from here, so they agree. Callers pass metadata already redacted for the
+reader (a patch is trajectory text like any other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run; empty fields are unknown."""
+
+    patch: str = ""
+    resolved: bool | None = None
+    instance_id: str = ""
+    exit_status: str = ""
+    cost: float | None = None
+    tokens: int | None = None
+    score: str = ""
+    error: str = ""
+    model_stats: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.patch
+            or self.resolved is not None
+            or self.exit_status
+            or self.score
+            or self.error
+            or self.model_stats
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value not in ("", None, {})}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _resolved(metadata: dict[str, Any]) -> bool | None:
+    test_result = metadata.get("test_result")
+    report = metadata.get("report")
+    for holder in (test_result, report, metadata):
+        if not isinstance(holder, dict):
+            continue
+        value = holder.get("resolved")
+        if isinstance(value, bool):
+            return value
+        nested = holder.get("report")
+        if isinstance(nested, dict) and isinstance(nested.get("resolved"), bool):
+            return nested["resolved"]
+    # The resolver's rows say "success" for the same thing.
+    success = metadata.get("success")
+    return success if isinstance(success, bool) else None
+
+
+def _score(metadata: dict[str, Any]) -> str:
+    test_result = metadata.get("test_result")
+    final = test_result.get("final_score") if isinstance(test_result, dict) else None
+    if isinstance(final, dict) and "result" in final and "total" in final:
+        return f"{final['result']} / {final['total']}"
+    return ""
+
+
+def run_result(metadata: Any) -> RunResult:
+    """The run's result from a trajectory's metadata (any format; empty when it has none)."""
+    if not isinstance(metadata, dict):
+        return RunResult()
+    patch = metadata.get("git_patch")
+    if not isinstance(patch, str) or not patch.strip():
+        patch = metadata.get("submission")
+    test_result = metadata.get("test_result")
+    if (not isinstance(patch, str) or not patch.strip()) and isinstance(test_result, dict):
+        patch = test_result.get("git_patch")  # rows stored before the patch was kept apart
+    stats = metadata.get("model_stats")
+    cost = _number(metadata.get("total_cost"))
+    tokens = metadata.get("total_tokens")
+    error = metadata.get("error")
+    return RunResult(
+        patch=patch if isinstance(patch, str) else "",
+        resolved=_resolved(metadata),
+        instance_id=str(metadata.get("instance_id") or ""),
+        exit_status=str(metadata.get("exit_status") or ""),
+        cost=cost,
+        tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+        score=_score(metadata),
+        error=error if isinstance(error, str) else "",
+        model_stats=stats if isinstance(stats, dict) else {},
+    )

@@ -3,7 +3,9 @@
 A trajectory that is private, pending, held, rejected, hidden or deleted reaches nobody but its
 owner, moderators and staff (and, for an anonymous share, the holder of its password): everyone
 else gets exactly the 404 an unknown id gets, on every page, fragment, API call, image and
-download. Lists (home, browse, search, feed, sitemap, API list) show public trajectories only,
+download. Only the trajectory page of a share its submitter made public says why it is not shown
+(issue 6): being checked (202, reloads itself), waiting for a moderator (200), deleted (410,
+with the date), and none of these reveals its title, events or owner. Lists (home, browse, search, feed, sitemap, API list) show public trajectories only,
 whoever asks.
 """
 
@@ -17,6 +19,7 @@ from tests.security.world import (
     CALLERS,
     MANAGERS,
     NOT_PUBLIC,
+    SECRET_EMAIL,
     STATES,
     World,
     marker,
@@ -73,6 +76,20 @@ def _same_as_unknown(response, unknown, share_id: str) -> bool:
     )
 
 
+# The trajectory page of a share made public that others cannot see (yet, or any more).
+STATUS_PAGES = {"pending": (202, "Being checked"), "held": (200, "Waiting for a moderator")}
+STATUS_PAGES["deleted"] = (410, "This trajectory was deleted on")
+PAGE_URLS = ("page", "page ?after")
+
+
+def _reveals_nothing(response, world: World, state: str) -> list[str]:
+    body = response.content.decode()
+    owner = world.users["owner"]
+    assert owner is not None
+    leaks = [marker(state), "Title", SECRET_EMAIL, "<EMAIL_1>", owner.get_username(), "traj-head"]
+    return [leak for leak in leaks if leak in body]
+
+
 @pytest.mark.parametrize("caller", CALLERS)
 @pytest.mark.parametrize("state", [*STATES, "deleted"])
 def test_each_surface_answers_each_caller_in_each_state(world: World, state, caller):
@@ -88,6 +105,15 @@ def test_each_surface_answers_each_caller_in_each_state(world: World, state, cal
         for method in ("get", "head"):
             response = getattr(client, method)(url)
             expected = 200 if sees else 404
+            if not sees and name in PAGE_URLS and state in STATUS_PAGES:
+                expected, words = STATUS_PAGES[state]
+                if response.status_code != expected:
+                    wrong.append(f"{method.upper()} {name}: {response.status_code}, not {expected}")
+                elif method == "get" and words not in response.content.decode():
+                    wrong.append(f"{name}: no {words!r}")
+                elif method == "get" and _reveals_nothing(response, world, state):
+                    wrong.append(f"{name} reveals {_reveals_nothing(response, world, state)}")
+                continue
             if response.status_code != expected:
                 wrong.append(
                     f"{method.upper()} {name}: {response.status_code}, expected {expected}"
@@ -138,7 +164,9 @@ def test_the_holder_of_the_password_sees_the_anonymous_share_and_nothing_else(wo
     # The unlock opens that share only: not another private one, not a held one.
     for state in NOT_PUBLIC:
         trajectory = world.trajectories[state]
-        assert holder.get(trajectory.get_absolute_url()).status_code == 404, state
+        page = holder.get(trajectory.get_absolute_url())
+        assert page.status_code == STATUS_PAGES.get(state, (404,))[0], state
+        assert not _reveals_nothing(page, world, state), state
     # A forged unlock of an owned trajectory opens nothing: passwords belong to anonymous shares.
     forged = world.holder(world.trajectories["private"].share_id)
     assert forged.get(world.trajectories["private"].get_absolute_url()).status_code == 404

@@ -9,12 +9,20 @@ Everything else answers Http404, never 403, so a private id looks exactly like a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count
 from django.http import Http404
 
-from apps.trajectories.models import Event, Image, Trajectory
+from apps.trajectories.models import (
+    Event,
+    Image,
+    ReviewState,
+    Tombstone,
+    Trajectory,
+    Visibility,
+)
 from apps.trajectories.selectors import can_manage, is_share_id
 
 if TYPE_CHECKING:
@@ -93,6 +101,39 @@ def can_see_original(trajectory: Trajectory, request: HttpRequest) -> bool:
     if can_manage(trajectory, getattr(request, "user", None)):
         return True
     return trajectory.owner_id is None and trajectory.share_id in unlocked_share_ids(request)
+
+
+@dataclass(frozen=True)
+class ShareStatus:
+    """Why a share its submitter made public cannot be shown to the caller: "checking" (the scan
+    has not run), "held" (waiting for a moderator) or "deleted" (on `deleted_at`)."""
+
+    state: str
+    deleted_at: datetime | None = None
+
+
+def public_share_status(share_id: str) -> ShareStatus | None:
+    """For an id the caller may not see: the status of a share made public by its submitter,
+    or None (private, rejected, hidden, unknown: the one 404). Says nothing of its content."""
+    if not is_share_id(share_id):
+        return None
+    state = (
+        Trajectory.objects.filter(
+            share_id=share_id,
+            visibility=Visibility.PUBLIC,
+            review_state__in=(ReviewState.PENDING, ReviewState.HELD),
+        )
+        .values_list("review_state", flat=True)
+        .first()
+    )
+    if state is not None:
+        return ShareStatus("checking" if state == ReviewState.PENDING else "held")
+    deleted_at = (
+        Tombstone.objects.filter(share_id=share_id, was_public=True)
+        .values_list("deleted_at", flat=True)
+        .first()
+    )
+    return ShareStatus("deleted", deleted_at) if deleted_at is not None else None
 
 
 CHAIN_LINKS = 20

@@ -36,6 +36,7 @@ from apps.trajectories.selectors.viewer import (
     event_find,
     event_type_counts,
     image_for,
+    public_share_status,
     trajectory_access,
 )
 
@@ -187,9 +188,30 @@ def _duration(delta: timedelta) -> str:
     return f"{secs} s"
 
 
+STATUS_REFRESH_SECONDS = 5
+# 202: not there yet (the scan runs); 200: there, waiting for a person; 410: gone for good.
+STATUS_CODES = {"checking": 202, "held": 200, "deleted": 410}
+
+
 @require_safe
 def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
-    access = trajectory_access(request, share_id)
+    try:
+        access = trajectory_access(request, share_id)
+    except Http404:
+        # A share made public that is not in public() (yet, or any more) says why, without a
+        # word of its content; anything else is the one 404 an unknown id gets.
+        status = public_share_status(share_id)
+        if status is None:
+            raise
+        response = render(
+            request,
+            "trajectories/status.html",
+            {"status": status, "share_id": share_id, "refresh_seconds": STATUS_REFRESH_SECONDS},
+            status=STATUS_CODES[status.state],
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Robots-Tag"] = "noindex, nofollow"
+        return response
     trajectory = access.trajectory
     type_counts = event_type_counts(trajectory)
     total = sum(count for _, count in type_counts)

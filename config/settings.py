@@ -419,6 +419,11 @@ TRAJHUB_RETRIEVE_DIR = Path(os.environ.get("TRAJHUB_RETRIEVE_DIR", VAR_DIR / "re
 TRAJHUB_RETRIEVE_MAX_K = env_int("TRAJHUB_RETRIEVE_MAX_K", 20)
 # Dense retrieval: "auto" uses it when the `dense` extra is installed; "off" never loads it.
 TRAJHUB_RETRIEVE_DENSE = os.environ.get("TRAJHUB_RETRIEVE_DENSE", "auto").strip().lower()
+# Where the secret scanner (Kingfisher) keeps its compiled rules, so a new process loads them
+# in under a second instead of compiling them for several; "": the user's cache directory.
+TRAJHUB_SCAN_RULE_CACHE = os.environ.get(
+    "TRAJHUB_SCAN_RULE_CACHE", str(VAR_DIR / "cache" / "kingfisher-rules")
+)
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -9,7 +9,13 @@ import tempfile
 os.environ.setdefault("TRAJHUB_VAR_DIR", tempfile.mkdtemp(prefix="trajhub-test-"))
 
 from config.settings import *  # noqa: E402,F403
-from config.settings import CACHES, REDIS_URL  # noqa: E402
+from config.settings import BASE_DIR, CACHES, REDIS_URL  # noqa: E402
+
+# The scanner's compiled rules outlive the test run's temporary var/: compiling them takes
+# seconds, loading them well under one (once per process either way).
+TRAJHUB_SCAN_RULE_CACHE = os.environ.get(
+    "TRAJHUB_SCAN_RULE_CACHE", str(BASE_DIR / "var" / "cache" / "kingfisher-rules")
+)
 
 CELERY_TASK_ALWAYS_EAGER = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

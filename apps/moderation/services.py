@@ -77,7 +77,10 @@ class _Located:
 
 
 def scanner_from_settings() -> scanners.Scanner:
-    return scanners.Scanner(scanners.Allowlist.build(settings.TRAJHUB_SCAN_ALLOWLIST))
+    return scanners.Scanner(
+        scanners.Allowlist.build(settings.TRAJHUB_SCAN_ALLOWLIST),
+        cache_dir=settings.TRAJHUB_SCAN_RULE_CACHE,
+    )
 
 
 def masked_preview(value: str) -> str:
@@ -179,8 +182,14 @@ def _placeholders(found: list[_Located], previous: dict[str, str]) -> dict[str, 
     and quotes stay right after a re-share); new values get the next free number of their kind,
     in order of first appearance."""
     kind_of: dict[str, str] = {}
+    # Numbered by the value a reader sees: the same key with and without colour codes (or
+    # percent-encoded) gets one placeholder; both stored forms map to it.
+    stored_forms: dict[str, str] = {}
     for located in found:
-        kind_of.setdefault(located.detection.text, located.detection.kind)
+        detection = located.detection
+        kind_of.setdefault(detection.shown, detection.kind)
+        if detection.text != detection.shown:
+            stored_forms.setdefault(detection.text, detection.shown)
     redactions: dict[str, str] = {}
     taken: dict[str, set[str]] = {}
     for original, kind in kind_of.items():
@@ -202,6 +211,8 @@ def _placeholders(found: list[_Located], previous: dict[str, str]) -> dict[str, 
                 break
         used.add(candidate)
         redactions[original] = candidate
+    for stored, shown in stored_forms.items():
+        redactions.setdefault(stored, redactions[shown])
     return redactions
 
 
@@ -256,8 +267,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             category=FindingCategory.SECRET
             if located.detection.kind in scanners.SECRET_KINDS
             else FindingCategory.PERSONAL,
-            placeholder=redactions[located.detection.text],
-            preview=masked_preview(located.detection.text),
+            placeholder=redactions[located.detection.shown],
+            preview=masked_preview(located.detection.shown),
         )
         for located in found[:limit]
     ]

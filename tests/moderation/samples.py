@@ -35,7 +35,7 @@ def anthropic_key() -> str:
 
 
 def huggingface_token() -> str:
-    return "hf_" + body(34, string.ascii_letters + "12")
+    return "hf_" + body(34, string.ascii_letters)
 
 
 def github_token() -> str:
@@ -59,7 +59,7 @@ def stripe_key() -> str:
 
 
 def aws_key_id() -> str:
-    return "AKIA" + body(16, string.ascii_uppercase + string.digits)
+    return "AKIA" + body(16, string.ascii_uppercase + "234567")
 
 
 def aws_secret() -> str:
@@ -76,5 +76,42 @@ def private_key_block() -> str:
     return f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----"
 
 
+def _b64url(data: str) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+
 def jwt() -> str:
-    return "eyJ" + body(30, URLSAFE) + ".eyJ" + body(60, URLSAFE) + "." + body(43, URLSAFE)
+    """A well-formed token: Base64url JSON header and claims, a random signature."""
+    header = _b64url('{"alg":"HS256","typ":"JWT"}')
+    claims = _b64url('{"sub":"' + body(12, string.digits) + '","name":"' + body(10) + '"}')
+    return f"{header}.{claims}.{body(43, URLSAFE)}"
+
+
+# --- the formats an attack on a production-like instance got past the first scanner (issue 7) --
+
+
+def anthropic_oauth_token() -> str:
+    return "sk-ant-oat01-" + body(93, URLSAFE) + "AA"
+
+
+def openai_none_key() -> str:
+    return "sk-None-" + body(48)
+
+
+def sendgrid_key() -> str:
+    return "SG." + body(22, URLSAFE) + "." + body(43, URLSAFE)
+
+
+def npm_token() -> str:
+    return "npm_" + body(36)
+
+
+def digitalocean_token() -> str:
+    return "dop_v1_" + body(64, "0123456789abcdef")
+
+
+def random_key(length: int = 32) -> str:
+    """What `openssl rand -base64 24` or a password manager hands out."""
+    return body(length, ALNUM)

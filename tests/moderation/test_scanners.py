@@ -27,8 +27,8 @@ def kinds(text: str, scanner: Scanner | None = None) -> list[tuple[str, str]]:
         ("gitlab_token", s.gitlab_token, "PRIVATE-TOKEN: {}"),
         ("slack_token", s.slack_token, "SLACK_BOT_TOKEN={}"),
         ("stripe_key", s.stripe_key, "stripe.api_key = '{}'"),
-        ("aws_access_key_id", s.aws_key_id, "aws_access_key_id = {}"),
-        ("aws_secret_access_key", s.aws_secret, "aws_secret_access_key = {}"),
+        ("aws_access_key", s.aws_key_id, "aws_access_key_id = {}"),
+        ("aws_secret_key", s.aws_secret, "aws_secret_access_key = {}"),
         ("google_api_key", s.google_key, "https://maps.googleapis.com/maps/api?key={}&q=x"),
         ("private_key", s.private_key_block, "$ cat ~/.ssh/id_rsa\n{}\n$ "),
         ("jwt", s.jwt, "Cookie: session={}; path=/"),
@@ -216,7 +216,10 @@ def test_real_fixtures(real_fixture):
     ]:
         for detection in Scanner().scan(real_fixture(name).decode()):
             found.setdefault(detection.kind, []).append(detection.text)
-    assert set(found) == {"email", "secret"}
+    # `curl -u theagentcompany:theagentcompany` in OpenAgentSafety: the benchmark's own login,
+    # a real credential on a command line all the same.
+    assert set(found) == {"email", "secret", "url_credentials"}
+    assert found["url_credentials"] == ["theagentcompany:theagentcompany"]
     assert "aB3#fG7!kL9@" in found["secret"]
     assert "sloria1@gmail.com" in found["email"]  # a real contributor's address in a SWE-agent log
     assert "openhands@all-hands.dev" not in found["email"]

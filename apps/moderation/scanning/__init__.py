@@ -1,0 +1,13 @@
+"""The scanning engine behind `apps.moderation.scanners`. Pure Python: no Django here.
+
+- `detection`: what a finding is (`Detection`) and which kinds are secrets or personal data.
+- `library`: the Kingfisher secret scanner (hundreds of vendor rules, Base64-encoded secrets),
+  compiled once per process, its rule ids mapped to placeholder kinds people understand.
+- `rules`: the hand-written rules for what the library does not cover: personal data (email,
+  phone, IP), keyword assignments (`DB_PASSWORD=...`, `ENCRYPTION_KEY=...`), command-line
+  passwords, bearer tokens, bare AWS keys, cut-off private keys, key formats the library misses.
+- `normalize`: the other ways a secret is shown: colour codes removed (as the page shows
+  terminal output), URL-decoded, unwrapped where a terminal wrapped a long line, Base64-decoded;
+  each view keeps a map back to offsets in the stored text.
+- `allowlist`: what is never flagged (reserved domains, private networks, placeholders).
+"""

@@ -1,0 +1,102 @@
+"""What the scanner never flags: reserved example domains, loopback and private networks, bot
+identities, placeholders and documentation examples. Built from DEFAULT_ALLOWLIST plus a setting."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+# fmt: off
+DEFAULT_ALLOWLIST: dict[str, list[str]] = {
+    # A domain covers itself and its subdomains; "*.test" and "test" mean the same.
+    "domains": [
+        "example.com", "example.org", "example.net", "*.example", "*.test", "*.invalid",
+        "*.localhost", "localhost", "yourdomain.com", "domain.com",
+    ],
+    "networks": [
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+        "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15",
+        "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+        "::/128", "::1/128", "fe80::/10", "fc00::/7", "2001:db8::/32", "ff00::/8",
+    ],
+    # Exact values (case-insensitive) that are never flagged: bot identities and placeholders.
+    "values": [
+        "openhands@all-hands.dev", "noreply@github.com", "git@github.com", "git@gitlab.com",
+        "git@bitbucket.org", "YOUR_API_KEY", "YOUR-API-KEY", "your_api_key_here", "api_key",
+        "changeme", "password", "passwd", "pass", "secret", "postgres", "root", "admin",
+        "user", "test", "guest", "mysecretpassword", "hunter2", "token",
+    ],
+    # Regular expressions searched in a secret's value: documentation examples and placeholders.
+    "patterns": [
+        r"(?i)example", r"(?i)^(?:your|my|insert|replace|enter|put)[-_ ]",
+        r"(?i)(?:dummy|placeholder|redacted|fake|sample|changeme|xxxxx)", r"\*{3}",
+        # A variable or a template, not its value: `$DB_PASSWORD`, `${TOKEN}`, `$(cat key)`.
+        r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$", r"^\$\(", r"^<[^>]*>$", r"\{\{",
+    ],
+    # Phone numbers reserved for fiction and documentation (NANP 555-0100..0199).
+    "phones": [r"555[ .-]?01\d\d$"],
+}
+# fmt: on
+
+
+def _domain_entry(entry: str) -> str:
+    return entry.strip().lower().removeprefix("*.").strip(".")
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """What the scanner never flags. Built from DEFAULT_ALLOWLIST plus a setting's entries."""
+
+    domains: tuple[str, ...] = ()
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    values: frozenset[str] = frozenset()
+    patterns: tuple[re.Pattern[str], ...] = ()
+    phones: tuple[re.Pattern[str], ...] = ()
+    _domain_set: frozenset[str] = field(default=frozenset(), repr=False)
+
+    @classmethod
+    def build(cls, config: Mapping[str, Iterable[str] | bool] | None = None) -> Allowlist:
+        """The defaults plus `config`'s lists; `{"use_defaults": False, ...}` replaces them."""
+        config = dict(config or {})
+        use_defaults = bool(config.pop("use_defaults", True))
+        unknown = set(config) - set(DEFAULT_ALLOWLIST)
+        if unknown:
+            raise ValueError(f"unknown scan allowlist keys: {sorted(unknown)}")
+        merged: dict[str, list[str]] = {}
+        for key, default in DEFAULT_ALLOWLIST.items():
+            extra = config.get(key) or []
+            if isinstance(extra, str | bool):
+                raise ValueError(f"scan allowlist {key!r} must be a list of strings")
+            merged[key] = [*(default if use_defaults else []), *extra]
+        domains = tuple(sorted({_domain_entry(d) for d in merged["domains"] if d.strip()}))
+        return cls(
+            domains=domains,
+            networks=tuple(ipaddress.ip_network(n, strict=False) for n in merged["networks"]),
+            values=frozenset(v.casefold() for v in merged["values"]),
+            patterns=tuple(re.compile(p) for p in merged["patterns"]),
+            phones=tuple(re.compile(p) for p in merged["phones"]),
+            _domain_set=frozenset(domains),
+        )
+
+    def allows_domain(self, domain: str) -> bool:
+        domain = domain.lower().rstrip(".")
+        if domain in self._domain_set:
+            return True
+        parts = domain.split(".")
+        return any(".".join(parts[i:]) in self._domain_set for i in range(1, len(parts)))
+
+    def allows_ip(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return any(address.version == net.version and address in net for net in self.networks)
+
+    def allows_value(self, value: str) -> bool:
+        return value.casefold() in self.values
+
+    def allows_secret(self, value: str) -> bool:
+        return self.allows_value(value) or any(p.search(value) for p in self.patterns)
+
+    def allows_phone(self, value: str) -> bool:
+        return any(p.search(value) for p in self.phones)

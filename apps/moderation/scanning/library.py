@@ -1,0 +1,155 @@
+"""Kingfisher (MongoDB's secret scanner, `kingfisher-secret-scanner` on PyPI): the vendor rules.
+
+Its ~490 bundled rules (the Betterleaks successor of gitleaks' default set, plus Google's Veles
+rules) run in Rust on Vectorscan, in-process and offline, and find Base64-encoded secrets too.
+Compiling them takes seconds, so it happens once per process (`engine()`), and the compiled
+database is kept in a directory (`cache_dir`, from the settings) so that the next process only
+loads it. Findings come with byte offsets into the UTF-8 text; `find()` turns them into
+character offsets and maps each rule id to a placeholder kind people understand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from pathlib import Path
+
+import kingfisher_sdk
+
+from apps.moderation.scanning.detection import Detection
+
+# Rule id (without its catalogue prefix) -> kind, for the rules whose automatic name would not
+# read well as a placeholder; every other rule's kind is its id, `-` as `_` (`twilio_api_key`).
+_KINDS_BY_PREFIX: tuple[tuple[str, str], ...] = (
+    ("aws-access-token", "aws_access_key"),
+    ("aws-secret-access-key", "aws_secret_key"),
+    ("aws-session-token", "aws_session_token"),
+    ("aws-amazon-bedrock", "aws_bedrock_key"),
+    ("github-", "github_token"),
+    ("gitlab-", "gitlab_token"),
+    ("slack-webhook", "slack_webhook"),
+    ("slack-", "slack_token"),
+    ("stripe-", "stripe_key"),
+    ("openai-", "openai_api_key"),
+    ("anthropic-", "anthropic_api_key"),
+    ("huggingface-", "huggingface_token"),
+    ("gcp-api-key", "google_api_key"),
+    ("private-key", "private_key"),
+    ("jwt", "jwt"),
+    ("generic-credential-uri", "url_credentials"),
+    ("curl-auth-user", "url_credentials"),
+    ("curl-auth-header", "bearer_token"),
+    ("sendgrid", "sendgrid_api_key"),
+    ("npmjsaccesstoken", "npm_token"),
+    ("npm-", "npm_token"),
+    ("digitaloceanapikey", "digitalocean_token"),
+    ("digitalocean-", "digitalocean_token"),
+    ("gcpserviceaccountkey", "gcp_service_account_key"),
+    ("gcp", "gcp_credentials"),
+    ("azure", "azure_credentials"),
+    ("pypi", "pypi_token"),
+)
+_PREFIXES = ("betterleaks.", "kingfisher.", "veles.secrets/", "custom.")
+# Rules that match a whole family of shapes (a password in a URI): a vendor rule wins over them.
+GENERIC_KINDS = frozenset({"url_credentials"})
+MAX_KIND = 40
+
+
+def kind_for(rule_id: str) -> str:
+    name = rule_id
+    for prefix in _PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+            break
+    name = name.lower()
+    for prefix, kind in _KINDS_BY_PREFIX:
+        if name.startswith(prefix):
+            return kind
+    kind = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+    return kind[:MAX_KIND] or "secret"
+
+
+_lock = threading.Lock()
+_engines: dict[str | None, kingfisher_sdk.Scanner] = {}
+
+
+def _private_dir(path: str) -> str:
+    # Kingfisher refuses a cache directory others could write to.
+    Path(path).mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def engine(cache_dir: str | None = None) -> kingfisher_sdk.Scanner:
+    """The process's compiled scanner (built on first use; thread-safe)."""
+    scanner = _engines.get(cache_dir)
+    if scanner is None:
+        with _lock:
+            scanner = _engines.get(cache_dir)
+            if scanner is None:
+                if cache_dir:
+                    rules = kingfisher_sdk.Rules(cache_dir=_private_dir(cache_dir))
+                else:
+                    rules = kingfisher_sdk.Rules()  # the user's cache directory
+                scanner = kingfisher_sdk.Scanner(rules)
+                _engines[cache_dir] = scanner
+    return scanner
+
+
+def version(cache_dir: str | None = None) -> str:
+    """The SDK version and a digest of the loaded rule ids: changes when an upgrade changes them."""
+    ids = sorted(rule["id"] for rule in engine(cache_dir).rules.metadata())
+    digest = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:12]
+    return f"kingfisher-{kingfisher_sdk.__version__}+{len(ids)}.{digest}"
+
+
+# Many rules end a secret only at a quote, whitespace or `;`, so a key followed by `&` in a URL
+# query, by `)` in Markdown, or by a full stop ending a sentence is missed. The library reads a
+# copy with those delimiters as spaces (same length, so offsets hold); none occurs in a secret,
+# and the assignment operators its rules look for (`:`, `,`, `>`, `|`) are kept. NUL, which
+# separates the strings of a batch, must end a secret too.
+_DELIMITERS = re.compile(r"[&)\]}\x00]|[.!?](?=\s|\x00|$)")
+
+
+def find(text: str, cache_dir: str | None = None) -> list[Detection]:
+    """Every match of the library's rules (component helpers too: an AWS secret key found as the
+    partner of its key id is a secret all the same), as character offsets into `text`."""
+    data = _DELIMITERS.sub(" ", text).encode("utf-8", "surrogatepass")
+    findings = engine(cache_dir).scan(data)
+    if not findings:
+        return []
+    ascii_text = len(data) == len(text)
+    located = []
+    for finding in findings:
+        where = finding.location
+        located.append((where["start_offset"], where["end_offset"], finding))
+    located.sort(key=lambda item: item[0])
+    out: list[Detection] = []
+    # Byte -> character offsets, walking forward once (findings are sorted by start).
+    byte_pos = char_pos = 0
+    for start_b, end_b, finding in located:
+        if ascii_text:
+            start, end = start_b, end_b
+        else:
+            if start_b < byte_pos:
+                byte_pos = char_pos = 0
+            char_pos += len(data[byte_pos:start_b].decode("utf-8", "ignore"))
+            byte_pos = start_b
+            start = char_pos
+            end = start + len(data[start_b:end_b].decode("utf-8", "ignore"))
+        if not 0 <= start < end <= len(text):
+            continue
+        shown = text[start:end]
+        secret = finding.secret
+        value = ""
+        if finding.is_base64_encoded:
+            value = secret
+        elif secret and secret != shown:
+            inner = shown.find(secret)
+            if inner >= 0:
+                start, end = start + inner, start + inner + len(secret)
+                shown = secret
+        out.append(Detection(kind_for(finding.rule_id), shown, start, end, value))
+    return out

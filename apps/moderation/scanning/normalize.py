@@ -1,0 +1,169 @@
+"""Views of a text as a reader sees it, each with a map back to offsets in the stored text.
+
+A secret is stored in ways a pattern does not see at once: split by colour codes (`grep --color`
+output, which the trajectory page shows with the codes removed), percent-encoded in a URL,
+broken in two where a terminal wrapped a long line, or Base64-encoded. Each builder here returns
+a `View` (or None when the text has nothing of the kind): the transformed text, and segments
+that map a span of it back to the stored text, so that what is redacted is the stored span.
+
+Views other than the terminal one cover only windows around what was transformed (joined by NUL,
+which no rule matches across), so their cost follows the transformed parts, not the whole text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+# The same sequences the trajectory page removes from terminal output (rendering/text.py).
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# Control characters the page drops; NUL is kept (it separates the strings of a batch).
+_CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TERMINAL = re.compile(ANSI.pattern + "|" + _CONTROL.pattern)
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+# A line break between two runs of token characters, the first line long enough to be a
+# terminal's full width: where a terminal wraps a long key.
+# The next line must go on with token characters up to a space or its end: `HOME=/root` after
+# `KEY=value` is a new line, not the rest of the value.
+_JUNCTION = re.compile(r"(?<=[^\s\x00]{12})\r?\n(?=[A-Za-z0-9_+/-]{6,}=*(?:[\s\x00]|$))")
+_WRAP_MIN_LINE = 20
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,8192}={0,2}(?![A-Za-z0-9+/=_-])")
+_MAX_DECODED = 4096  # Base64 runs decoded per text: bounds the work on a text full of them
+MARGIN = 256  # characters of context kept around a transformed part (the `KEY=` before a value)
+
+
+@dataclass
+class View:
+    """`text` derived from a stored string; segments map its offsets back to the stored ones."""
+
+    text: str
+    _dstarts: list[int] = field(default_factory=list)
+    _rstarts: list[int] = field(default_factory=list)
+    _dlens: list[int] = field(default_factory=list)
+    _rlens: list[int] = field(default_factory=list)
+    _linear: list[bool] = field(default_factory=list)
+
+    def _segment(self, dstart: int, rstart: int, dlen: int, rlen: int, linear: bool) -> None:
+        if dlen > 0:
+            self._dstarts.append(dstart)
+            self._rstarts.append(rstart)
+            self._dlens.append(dlen)
+            self._rlens.append(rlen)
+            self._linear.append(linear)
+
+    def to_stored(self, start: int, end: int) -> tuple[int, int] | None:
+        """The stored span of `text[start:end]` (a decoded character maps to its whole escape)."""
+        i = bisect_right(self._dstarts, start) - 1
+        j = bisect_right(self._dstarts, end - 1) - 1
+        if i < 0 or j < 0:
+            return None
+        if (
+            start >= self._dstarts[i] + self._dlens[i]
+            or end - 1 >= self._dstarts[j] + self._dlens[j]
+        ):
+            return None  # in a separator between windows
+        linear_i, linear_j = self._linear[i], self._linear[j]
+        stored_start = self._rstarts[i] + (start - self._dstarts[i] if linear_i else 0)
+        stored_end = (
+            self._rstarts[j] + (end - 1 - self._dstarts[j]) + 1
+            if linear_j
+            else self._rstarts[j] + self._rlens[j]
+        )
+        return stored_start, stored_end
+
+
+def _build(text: str, replacements: list[tuple[int, int, str]], margin: int | None) -> View | None:
+    """Apply sorted, non-overlapping replacements; `margin=None` keeps the whole text, else only
+    windows of `margin` characters around them."""
+    if not replacements:
+        return None
+    if margin is None:
+        windows = [(0, len(text))]
+    else:
+        windows = []
+        for start, end, _ in replacements:
+            low, high = max(0, start - margin), min(len(text), end + margin)
+            if windows and low <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], max(windows[-1][1], high))
+            else:
+                windows.append((low, high))
+    view = View("")
+    parts: list[str] = []
+    dpos = 0
+    index = 0
+    for low, high in windows:
+        if parts:
+            parts.append("\x00")
+            dpos += 1
+        cursor = low
+        while index < len(replacements) and replacements[index][0] < high:
+            start, end, replacement = replacements[index]
+            index += 1
+            if start < cursor:
+                continue
+            view._segment(dpos, cursor, start - cursor, start - cursor, True)
+            parts.append(text[cursor:start])
+            dpos += start - cursor
+            view._segment(dpos, start, len(replacement), end - start, False)
+            parts.append(replacement)
+            dpos += len(replacement)
+            cursor = end
+        view._segment(dpos, cursor, high - cursor, high - cursor, True)
+        parts.append(text[cursor:high])
+        dpos += high - cursor
+    view.text = "".join(parts)
+    return view
+
+
+def terminal(text: str) -> View | None:
+    """The text without colour codes and control characters, as the page shows terminal output."""
+    if "\x1b" not in text and not _CONTROL.search(text):
+        return None
+    return _build(text, [(m.start(), m.end(), "") for m in _TERMINAL.finditer(text)], None)
+
+
+def url_decoded(text: str) -> View | None:
+    """Percent-escapes decoded (`%2D` -> `-`), in windows around them."""
+    if "%" not in text:
+        return None
+    replacements = []
+    for match in _ESCAPES.finditer(text):
+        raw = bytes.fromhex(match.group(0).replace("%", ""))
+        decoded = raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
+        replacements.append((match.start(), match.end(), decoded))
+    return _build(text, replacements, MARGIN)
+
+
+def unwrapped(text: str) -> View | None:
+    """Line breaks removed where a terminal would have wrapped a long token, in windows."""
+    if "\n" not in text:
+        return None
+    replacements = []
+    for match in _JUNCTION.finditer(text):
+        line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\x00", 0, match.start()))
+        if match.start() - (line_start + 1) >= _WRAP_MIN_LINE:
+            replacements.append((match.start(), match.end(), ""))
+    return _build(text, replacements, MARGIN)
+
+
+def _printable(decoded: str) -> bool:
+    return sum(c.isprintable() or c in "\n\r\t" for c in decoded) >= 0.95 * len(decoded)
+
+
+def base64_decoded(text: str) -> View | None:
+    """Base64 runs that decode to text, decoded (each maps back to its whole run)."""
+    replacements = []
+    for match in _BASE64_RUN.finditer(text):
+        run = match.group(0)
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if len(decoded) >= 12 and _printable(decoded):
+            replacements.append((match.start(), match.end(), decoded.replace("\x00", " ")))
+            if len(replacements) >= _MAX_DECODED:
+                break
+    return _build(text, replacements, 0)

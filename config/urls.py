@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),
     path("", include("apps.datasets.urls")),
+    path("", include("apps.moderation.urls")),
     path("", include("apps.trajectories.urls")),
 ]
 

@@ -187,3 +187,101 @@ class ManualRedaction(models.Model):
 
     def __str__(self) -> str:
         return f"manual redaction in {self.trajectory_id}"
+
+
+class ReportReason(models.TextChoices):
+    SECRET = "secret", "It shows a secret (an API key, a token, a password)"
+    PERSONAL = "personal", "It shows personal data"
+    HARMFUL = "harmful", "Illegal, abusive or harmful content"
+    SPAM = "spam", "Spam, or not an agent trajectory"
+    OTHER = "other", "Something else"
+
+
+class Report(models.Model):
+    """A reader's report on a public trajectory. Reports from enough distinct accounts or client
+    addresses within a window hold it for a moderator; a decision resolves the open ones.
+
+    The reporter's email (optional) is for moderators only and never shown on a public page;
+    the client address is kept only as an HMAC, enough to count distinct reporters.
+    """
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="reports")
+    reason = models.CharField(max_length=20, choices=ReportReason.choices)
+    text = models.TextField(blank=True)
+    email = models.EmailField(blank=True)
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # "user:<id>" or "addr:<HMAC of the client address>": who counts as one reporter.
+    reporter_key = models.CharField(max_length=80)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["trajectory", "resolved_at"], name="report_open")]
+
+    def __str__(self) -> str:
+        return f"report ({self.reason}) on {self.trajectory_id}"
+
+
+class TakedownState(models.TextChoices):
+    UNCONFIRMED = "unconfirmed", "Waiting for the email confirmation"
+    OPEN = "open", "Confirmed, waiting for a moderator"
+    GRANTED = "granted", "Granted: taken down"
+    DECLINED = "declined", "Declined"
+
+
+class TakedownRequest(models.Model):
+    """ "My personal data is in this trajectory": a request to take it down, confirmed by a
+    signed link sent to the requester's email, decided by a moderator, the outcome mailed back.
+    The address is erased once the outcome has been sent."""
+
+    trajectory = models.ForeignKey(
+        Trajectory, on_delete=models.CASCADE, related_name="takedown_requests"
+    )
+    email = models.EmailField(blank=True)
+    text = models.TextField()
+    state = models.CharField(
+        max_length=12, choices=TakedownState.choices, default=TakedownState.UNCONFIRMED
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["trajectory", "state"], name="takedown_state")]
+
+    def __str__(self) -> str:
+        return f"takedown request ({self.state}) on {self.trajectory_id}"
+
+
+class Appeal(models.Model):
+    """A contributor asking for a second look at a rejection, in their words; it puts the
+    trajectory back in the review queue."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="appeals")
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"appeal on {self.trajectory_id}"
+
+
+class QueueItem(Trajectory):
+    """The review queue in Django admin: trajectories that wait for a decision (held by the
+    scan or by reports, reported, with a takedown request or an appeal). A proxy: no table."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "review queue item"
+        verbose_name_plural = "review queue"
+        permissions = [("decide_review", "Can decide review-queue items")]

@@ -315,6 +315,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
                         "premoderation": bool(settings.TRAJHUB_PREMODERATION),
                     },
                 )
+                if decision == ReviewState.HELD and current.visibility == Visibility.PUBLIC:
+                    _notify_held(current, counts)
         if not changed:
             Trajectory.objects.filter(pk=pk).update(redactions=redactions)
         if changed or redactions != previous_redactions:
@@ -332,6 +334,18 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         stored_findings=len(rows),
         changed=changed,
     )
+
+
+def _notify_held(trajectory: Trajectory, counts: dict[str, int]) -> None:
+    """Tell the owner why the scan held it: the kinds found and how often, never a value."""
+    from apps.accounts.notices import notice_send
+
+    if counts:
+        found = ", ".join(f"{count} × {kind}" for kind, count in sorted(counts.items()))
+        why = f"The automatic check found: {found}."
+    else:
+        why = "Every public trajectory is looked at by a moderator before it is published."
+    notice_send(kind="held", trajectory=trajectory, reason=why)
 
 
 def _manual_placeholders(
@@ -395,6 +409,7 @@ def _moderate(
     to: ReviewState,
     action: AuditAction | None = None,
     details: dict[str, Any] | None = None,
+    notify: bool = True,
 ) -> Trajectory:
     """Move a trajectory from the state the moderator saw (the instance's) to `to`.
 
@@ -434,8 +449,34 @@ def _moderate(
             details={"from": seen, "to": to, **(details or {})},
         )
         claim_release(trajectory=trajectory, moderator=moderator)
+        _answer_requests(trajectory, to)
+        if notify:
+            _notify_decision(trajectory, to, note)
     trajectory.refresh_from_db(fields=["review_state", "published_at"])
     return trajectory
+
+
+def _answer_requests(trajectory: Trajectory, to: str) -> None:
+    """A decision answers the open reports, and an approval the open appeal."""
+    from apps.moderation.reports import appeals_resolve, reports_resolve
+
+    reports_resolve(trajectory=trajectory, resolution=to)
+    if to == ReviewState.APPROVED:
+        appeals_resolve(trajectory=trajectory, resolution="granted")
+
+
+def _notify_decision(trajectory: Trajectory, to: str, note: str) -> None:
+    """The owner (or the anonymous sharer's contact email) learns why; a rejection's notice
+    carries the signed link of the appeal form."""
+    from apps.accounts.notices import notice_send
+    from apps.moderation.reports import appeal_url
+
+    if to == ReviewState.REJECTED:
+        notice_send(
+            kind="rejected", trajectory=trajectory, reason=note, link=appeal_url(trajectory)
+        )
+    elif to == ReviewState.HIDDEN:
+        notice_send(kind="hidden", trajectory=trajectory, reason=note)
 
 
 def _changed_meanwhile(trajectory: Trajectory, seen: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import smtplib
 
 from celery import shared_task
 from django.conf import settings
@@ -44,3 +45,16 @@ def scan_sweep() -> int:
     if results:
         logger.info("scan sweep scanned %d pending trajectories", len(results))
     return len(results)
+
+
+@shared_task(
+    name="apps.moderation.tasks.takedown_email",
+    autoretry_for=(OperationalError, smtplib.SMTPException, ConnectionError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def takedown_email(request_id: int, what: str) -> bool:
+    """Mail a takedown requester the confirmation link or the outcome (queued on commit)."""
+    from apps.moderation.reports import takedown_mail
+
+    return takedown_mail(request_id=request_id, what=what)

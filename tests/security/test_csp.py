@@ -72,6 +72,25 @@ def test_pages_of_signed_in_people_and_anonymous_sharers(owner):
     assert problems == [], "\n".join(problems)
 
 
+def test_moderation_pages_report_takedown_confirm_and_appeal(owner):
+    from apps.moderation.models import TakedownRequest
+    from apps.moderation.reports import appeal_url, takedown_confirm_url
+
+    public = make_trajectory(owner=owner, visibility="public")
+    rejected = make_trajectory(owner=owner, review_state="rejected", task="another task")
+    request = TakedownRequest.objects.create(trajectory=public, email="a@example.org", text="x")
+    client = Client()
+    problems = []
+    for form in ("report", "takedown"):
+        url = f"/t/{public.share_id}/{form}"
+        problems += check(client.get(url), url)
+        problems += check(client.post(url, {}), f"{url} invalid", status=400)
+    for url in (takedown_confirm_url(request), appeal_url(rejected)):
+        path = "/" + url.split("://", 1)[1].split("/", 1)[1]
+        problems += check(client.get(path), path)
+    assert problems == [], "\n".join(problems)
+
+
 def test_error_pages(client, owner):
     private = make_trajectory(owner=owner, visibility="private")
     problems = check(client.get("/no/such/page/"), "404", status=404)

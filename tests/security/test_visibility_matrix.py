@@ -307,3 +307,19 @@ def test_owner_only_accepts_me(world: World):
         response = world.client("other").get(f"/api/v1/trajectories?owner={value}")
         assert response.status_code == 400, value
         assert response.json()["error"]["where"] == "owner"
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_report_and_takedown_forms_exist_for_public_trajectories_only(world: World, caller):
+    """Whoever asks (moderators and owners too): only what is in public() can be reported."""
+    client = world.client(caller)
+    wrong = []
+    for state in [*STATES, "deleted"]:
+        share_id = world.deleted_id if state == "deleted" else world.trajectories[state].share_id
+        for form in ("report", "takedown"):
+            for method in ("get", "post"):
+                status = getattr(client, method)(f"/t/{share_id}/{form}").status_code
+                expected = (200 if method == "get" else 400) if state == "public" else 404
+                if status != expected:
+                    wrong.append(f"{method} {form} of {state}: {status}, expected {expected}")
+    assert wrong == []

@@ -1,0 +1,383 @@
+"""Readers' reports, takedown requests and appeals: the ways people outside moderation put a
+trajectory in the review queue.
+
+- A report on a public trajectory is stored; enough of them from distinct accounts or client
+  addresses within a window (TRAJHUB_REPORT_HOLD_COUNT, TRAJHUB_REPORT_WINDOW_SECONDS) hold it
+  for a moderator (a conditional update from `approved`) and tell its owner.
+- A takedown request is stored unconfirmed and a signed link is mailed to the requester; once
+  confirmed it waits in the queue; a moderator grants it (the trajectory is hidden, or rejected
+  if it was not approved) or declines it, and the outcome is mailed back.
+- An appeal asks for a second look at a rejection, through the signed link of the rejection
+  notice; it returns the trajectory to the queue with the contributor's words.
+
+Email addresses never reach logs; client addresses are kept only as HMACs.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core import signing
+from django.core.cache import cache
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from apps.moderation.audit import audit_record
+from apps.moderation.errors import ModerationError
+from apps.moderation.models import (
+    ActorKind,
+    Appeal,
+    AuditAction,
+    Report,
+    ReportReason,
+    TakedownRequest,
+    TakedownState,
+)
+from apps.trajectories.models import ReviewState, Trajectory
+from apps.trajectories.services import announce_public_change
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+TAKEDOWN_SALT = "trajhub.moderation.takedown"
+APPEAL_SALT = "trajhub.moderation.appeal"
+# Appeals per trajectory, ever: a second look, not a channel for endless requests.
+MAX_APPEALS = 3
+TEXT_LIMIT = 5000
+
+
+class RateLimited(ModerationError):
+    """Too many reports or requests from one client address in the last hour."""
+
+
+def _address_key(client_ip: str) -> str:
+    return salted_hmac("trajhub.moderation.reporter", client_ip or "-").hexdigest()
+
+
+def _count_submission(client_ip: str) -> None:
+    """One more report or request from this address this hour; refused past the limit."""
+    key = f"moderation:reports:{_address_key(client_ip)}"
+    cache.add(key, 0, 3600)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, 3600)
+        count = 1
+    if count > settings.TRAJHUB_REPORTS_PER_HOUR:
+        raise RateLimited("too many reports from your network in the last hour; try again later")
+
+
+# --- Reports ------------------------------------------------------------------------------------
+
+
+def report_submit(
+    *,
+    trajectory: Trajectory,
+    reason: str,
+    text: str = "",
+    email: str = "",
+    user: User | None = None,
+    client_ip: str = "",
+) -> Report:
+    """Store a reader's report on a public trajectory; hold it once enough distinct readers
+    reported it within the window. A reader reporting the same trajectory again while their
+    report is open adds nothing."""
+    if reason not in ReportReason.values:
+        raise ModerationError(f"reason must be one of {', '.join(ReportReason.values)}")
+    _count_submission(client_ip)
+    reporter_key = f"user:{user.pk}" if user is not None else f"addr:{_address_key(client_ip)}"
+    with transaction.atomic():
+        existing = Report.objects.filter(
+            trajectory=trajectory, reporter_key=reporter_key, resolved_at__isnull=True
+        ).first()
+        if existing is not None:
+            return existing
+        report = Report.objects.create(
+            trajectory=trajectory,
+            reason=reason,
+            text=text[:TEXT_LIMIT],
+            email=email,
+            reporter=user,
+            reporter_key=reporter_key,
+        )
+        audit_record(
+            action=AuditAction.REPORTED,
+            share_id=trajectory.share_id,
+            actor_kind=ActorKind.REPORT,
+            actor=user,
+            reason=ReportReason(reason).label,
+        )
+        _hold_if_reported_enough(trajectory)
+    return report
+
+
+def _hold_if_reported_enough(trajectory: Trajectory) -> bool:
+    since = timezone.now() - timedelta(seconds=settings.TRAJHUB_REPORT_WINDOW_SECONDS)
+    open_reports = Report.objects.filter(
+        trajectory=trajectory, resolved_at__isnull=True, created_at__gte=since
+    )
+    reporters = open_reports.values("reporter_key").distinct().count()
+    if reporters < settings.TRAJHUB_REPORT_HOLD_COUNT:
+        return False
+    held = (
+        Trajectory.objects.filter(pk=trajectory.pk, review_state=ReviewState.APPROVED).update(
+            review_state=ReviewState.HELD
+        )
+        == 1
+    )
+    if not held:
+        return False  # already waiting for a moderator, or a moderator decided otherwise
+    reasons = sorted(set(open_reports.values_list("reason", flat=True)))
+    why = ", ".join(ReportReason(reason).label.lower() for reason in reasons)
+    announce_public_change([trajectory.pk])
+    audit_record(
+        action=AuditAction.REPORTS_HELD,
+        share_id=trajectory.share_id,
+        actor_kind=ActorKind.REPORT,
+        reason=why,
+        details={"from": ReviewState.APPROVED, "to": ReviewState.HELD, "reporters": reporters},
+    )
+    from apps.accounts.notices import notice_send
+
+    notice_send(
+        kind="reported",
+        trajectory=trajectory,
+        reason=f"{reporters} readers reported it ({why}). It is hidden until a moderator decides.",
+    )
+    return True
+
+
+def reports_resolve(*, trajectory: Trajectory, resolution: str) -> int:
+    """A moderator decided: the open reports are answered (new ones count from now)."""
+    return Report.objects.filter(trajectory=trajectory, resolved_at__isnull=True).update(
+        resolved_at=timezone.now(), resolution=resolution[:20]
+    )
+
+
+# --- Takedown requests --------------------------------------------------------------------------
+
+
+def takedown_request(
+    *, trajectory: Trajectory, email: str, text: str, client_ip: str = ""
+) -> TakedownRequest:
+    """Store a takedown request and mail the requester a signed confirmation link."""
+    if not email:
+        raise ModerationError("an email address is needed to confirm the request")
+    if not text.strip():
+        raise ModerationError("say what in the trajectory is yours (which personal data)")
+    _count_submission(client_ip)
+    request = TakedownRequest.objects.create(
+        trajectory=trajectory, email=email, text=text[:TEXT_LIMIT]
+    )
+    _mail_after_commit(request.pk, "confirm")
+    return request
+
+
+def takedown_token(request: TakedownRequest) -> str:
+    return signing.dumps(request.pk, salt=TAKEDOWN_SALT)
+
+
+def takedown_confirm_url(request: TakedownRequest) -> str:
+    return settings.SITE_URL + reverse("takedown-confirm", args=[takedown_token(request)])
+
+
+def takedown_from_token(token: str) -> TakedownRequest | None:
+    """The request a confirmation link names, while the link is valid."""
+    try:
+        pk = signing.loads(
+            token, salt=TAKEDOWN_SALT, max_age=settings.TRAJHUB_TAKEDOWN_LINK_SECONDS
+        )
+    except signing.BadSignature:
+        return None
+    if not isinstance(pk, int):
+        return None
+    return TakedownRequest.objects.select_related("trajectory").filter(pk=pk).first()
+
+
+def takedown_confirm(*, request: TakedownRequest) -> bool:
+    """The requester followed the link: the request goes to the queue (once)."""
+    with transaction.atomic():
+        confirmed = (
+            TakedownRequest.objects.filter(pk=request.pk, state=TakedownState.UNCONFIRMED).update(
+                state=TakedownState.OPEN, confirmed_at=timezone.now()
+            )
+            == 1
+        )
+        if confirmed:
+            audit_record(
+                action=AuditAction.TAKEDOWN_REQUESTED,
+                share_id=request.trajectory.share_id,
+                actor_kind=ActorKind.TAKEDOWN,
+                reason=request.text[:500],
+            )
+    return confirmed
+
+
+def takedown_decide(
+    *, request: TakedownRequest, moderator: User, grant: bool, note: str = ""
+) -> TakedownRequest:
+    """Grant (the trajectory leaves every public surface: hidden if it was approved, else
+    rejected; its owner is told) or decline a confirmed request; the outcome is mailed back."""
+    from apps.moderation.services import _moderate
+
+    if not getattr(moderator, "is_moderator", False):
+        raise ModerationError("only moderators can decide takedown requests")
+    trajectory = request.trajectory
+    with transaction.atomic():
+        state = TakedownState.GRANTED if grant else TakedownState.DECLINED
+        decided = (
+            TakedownRequest.objects.filter(pk=request.pk, state=TakedownState.OPEN).update(
+                state=state, decided_at=timezone.now(), decision_note=note
+            )
+            == 1
+        )
+        if not decided:
+            raise ModerationError("this takedown request is not open (decided already?)")
+        if grant and trajectory.review_state not in (ReviewState.HIDDEN, ReviewState.REJECTED):
+            # The owner gets the takedown notice below, not a second one for the hiding.
+            to = (
+                ReviewState.HIDDEN
+                if trajectory.review_state == ReviewState.APPROVED
+                else ReviewState.REJECTED
+            )
+            _moderate(trajectory=trajectory, moderator=moderator, note=note, to=to, notify=False)
+        audit_record(
+            action=AuditAction.TAKEDOWN_GRANTED if grant else AuditAction.TAKEDOWN_DECLINED,
+            share_id=trajectory.share_id,
+            actor=moderator,
+            actor_kind=_reviewer(moderator),
+            reason=note,
+        )
+        if grant:
+            from apps.accounts.notices import notice_send
+
+            notice_send(kind="takedown", trajectory=trajectory, reason=note)
+        _mail_after_commit(request.pk, "outcome")
+    request.refresh_from_db()
+    return request
+
+
+def _reviewer(moderator: User) -> ActorKind:
+    from apps.moderation.audit import reviewer_kind
+
+    return reviewer_kind(moderator)
+
+
+def _mail_after_commit(request_id: int, what: str) -> None:
+    from apps.moderation.tasks import takedown_email
+
+    def queue() -> None:
+        try:
+            takedown_email.delay(request_id, what)
+        except Exception:  # a broker that is down must not break the committed request
+            logger.exception(
+                "could not queue the %s email of takedown request %s", what, request_id
+            )
+
+    transaction.on_commit(queue)
+
+
+def takedown_mail(*, request_id: int, what: str) -> bool:
+    """Send the confirmation link ("confirm") or the outcome ("outcome") to the requester; the
+    address is erased once the outcome is sent. The task calls this."""
+    from django.core.mail import EmailMessage
+    from django.template.loader import render_to_string
+
+    request = TakedownRequest.objects.select_related("trajectory").filter(pk=request_id).first()
+    if request is None or not request.email:
+        return False
+    context = {
+        "request": request,
+        "share_id": request.trajectory.share_id,
+        "site_name": settings.SITE_NAME,
+        "confirm_url": takedown_confirm_url(request),
+        "granted": request.state == TakedownState.GRANTED,
+        "note": request.decision_note,
+    }
+    template = "moderation/emails/takedown_" + ("confirm" if what == "confirm" else "outcome")
+    subject = " ".join(render_to_string(f"{template}_subject.txt", context).split())[:200]
+    EmailMessage(
+        subject=subject, body=render_to_string(f"{template}.txt", context), to=[request.email]
+    ).send()
+    if what == "outcome":
+        TakedownRequest.objects.filter(pk=request.pk).update(email="")
+    logger.info("takedown request %s: %s email sent", request.pk, what)
+    return True
+
+
+# --- Appeals ------------------------------------------------------------------------------------
+
+
+def appeal_url(trajectory: Trajectory) -> str:
+    """The signed link of a rejection notice: whoever received the notice may appeal."""
+    token = signing.dumps(trajectory.share_id, salt=APPEAL_SALT)
+    return settings.SITE_URL + reverse("trajectory-appeal", args=[token])
+
+
+def appeal_trajectory(token: str) -> Trajectory | None:
+    try:
+        share_id = signing.loads(
+            token, salt=APPEAL_SALT, max_age=settings.TRAJHUB_APPEAL_LINK_SECONDS
+        )
+    except signing.BadSignature:
+        return None
+    if not isinstance(share_id, str):
+        return None
+    return Trajectory.objects.filter(share_id=share_id).first()
+
+
+def appeal_submit(*, trajectory: Trajectory, text: str) -> Appeal:
+    """Ask for a second look at a rejection: back to the queue with these words."""
+    text = text.strip()
+    if not text:
+        raise ModerationError("say why it should be published after all")
+    with transaction.atomic():
+        locked = Trajectory.objects.select_for_update().filter(pk=trajectory.pk).first()
+        if locked is None or locked.review_state != ReviewState.REJECTED:
+            raise ModerationError("only a rejected trajectory can be appealed")
+        appeals = Appeal.objects.filter(trajectory=trajectory)
+        if appeals.filter(resolved_at__isnull=True).exists():
+            raise ModerationError("a second look is already asked for; a moderator will answer")
+        if appeals.count() >= MAX_APPEALS:
+            raise ModerationError("this trajectory has been looked at again already")
+        appeal = Appeal.objects.create(trajectory=trajectory, text=text[:TEXT_LIMIT])
+        audit_record(
+            action=AuditAction.APPEALED,
+            share_id=trajectory.share_id,
+            actor_kind=ActorKind.OWNER if trajectory.owner_id else ActorKind.HOLDER,
+            actor=trajectory.owner,
+            reason=text[:500],
+        )
+    return appeal
+
+
+def appeals_resolve(*, trajectory: Trajectory, resolution: str) -> int:
+    return Appeal.objects.filter(trajectory=trajectory, resolved_at__isnull=True).update(
+        resolved_at=timezone.now(), resolution=resolution[:20]
+    )
+
+
+def appeal_decline(*, trajectory: Trajectory, moderator: User, note: str) -> None:
+    """Uphold the rejection after a second look; the contributor is told why."""
+    if not getattr(moderator, "is_moderator", False):
+        raise ModerationError("only moderators can answer appeals")
+    with transaction.atomic():
+        if not appeals_resolve(trajectory=trajectory, resolution="declined"):
+            raise ModerationError("no open appeal on this trajectory")
+        audit_record(
+            action=AuditAction.APPEAL_DECLINED,
+            share_id=trajectory.share_id,
+            actor=moderator,
+            actor_kind=_reviewer(moderator),
+            reason=note,
+        )
+        from apps.accounts.notices import notice_send
+
+        notice_send(kind="rejected", trajectory=trajectory, reason=note)

@@ -1,0 +1,136 @@
+"""Takedown requests: form on every public trajectory, confirmed by a signed link mailed to the
+requester, into the queue, decided by a moderator, the outcome mailed back."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core import mail, signing
+from django.test import Client
+
+from apps.moderation.errors import ModerationError
+from apps.moderation.models import AuditEntry, TakedownRequest
+from apps.moderation.reports import TAKEDOWN_SALT, takedown_decide
+from apps.moderation.services import trajectory_scan
+from apps.trajectories.models import Trajectory
+from tests.moderation.conftest import make_trajectory
+
+pytestmark = pytest.mark.django_db
+
+REQUESTER = "person.in.it@example.org"
+
+
+@pytest.fixture
+def published(django_user_model):
+    owner = django_user_model.objects.create_user("tk-owner", email="tk-owner@example.org")
+    trajectory = make_trajectory(events=["cat contacts.csv"], owner=owner)
+    trajectory_scan(trajectory=trajectory)
+    trajectory.refresh_from_db()
+    assert trajectory.is_public
+    return trajectory
+
+
+def request_takedown(trajectory, capture) -> str:
+    """Send the form; return the confirmation link from the email."""
+    with capture(execute=True):
+        response = Client().post(
+            f"/t/{trajectory.share_id}/takedown",
+            {"email": REQUESTER, "text": "step 2 lists my home address"},
+        )
+    assert response.status_code == 200 and b"Check your email" in response.content
+    (message,) = mail.outbox
+    assert message.to == [REQUESTER]
+    (link,) = re.findall(r"https?://\S+/takedown/confirm/\S+", message.body)
+    mail.outbox.clear()
+    return link.split("://", 1)[1].split("/", 1)[1]
+
+
+def test_the_request_waits_for_the_email_confirmation(
+    published, django_capture_on_commit_callbacks
+):
+    path = "/" + request_takedown(published, django_capture_on_commit_callbacks)
+    request = TakedownRequest.objects.get()
+    assert request.state == "unconfirmed"
+    assert not AuditEntry.objects.filter(action="takedown_requested").exists()
+    # A mail scanner following the link confirms nothing: GET shows a button.
+    page = Client().get(path)
+    assert page.status_code == 200 and b"Confirm the request" in page.content
+    assert TakedownRequest.objects.get().state == "unconfirmed"
+    assert Client().post(path).status_code == 200
+    assert TakedownRequest.objects.get().state == "open"
+    entry = AuditEntry.objects.get(action="takedown_requested")
+    assert entry.actor_kind == "takedown" and REQUESTER not in entry.reason
+    Client().post(path)  # twice: still one confirmation
+    assert AuditEntry.objects.filter(action="takedown_requested").count() == 1
+
+
+def test_forged_or_expired_links_confirm_nothing(published, settings):
+    request = TakedownRequest.objects.create(trajectory=published, email=REQUESTER, text="x")
+    forged = signing.dumps(request.pk, salt="another-salt")
+    assert Client().post(f"/takedown/confirm/{forged}").status_code == 404
+    settings.TRAJHUB_TAKEDOWN_LINK_SECONDS = -1
+    expired = signing.dumps(request.pk, salt=TAKEDOWN_SALT)
+    assert Client().post(f"/takedown/confirm/{expired}").status_code == 404
+    assert TakedownRequest.objects.get().state == "unconfirmed"
+
+
+def test_granted_hides_it_and_mails_both_sides(
+    published, admin_moderator, django_capture_on_commit_callbacks
+):
+    path = "/" + request_takedown(published, django_capture_on_commit_callbacks)
+    Client().post(path)
+    request = TakedownRequest.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        takedown_decide(request=request, moderator=admin_moderator, grant=True, note="address")
+    assert Trajectory.objects.get(pk=published.pk).review_state == "hidden"
+    assert not Trajectory.objects.public().filter(pk=published.pk).exists()
+    by_recipient = {message.to[0]: message for message in mail.outbox}
+    assert set(by_recipient) == {REQUESTER, "tk-owner@example.org"}
+    assert "taken down" in by_recipient[REQUESTER].subject
+    assert "taken down" in by_recipient["tk-owner@example.org"].body
+    assert REQUESTER not in by_recipient["tk-owner@example.org"].body
+    request.refresh_from_db()
+    assert request.state == "granted" and request.email == ""  # the address is forgotten
+    actions = set(AuditEntry.objects.values_list("action", flat=True))
+    assert {"takedown_granted", "hidden"} <= actions
+    with pytest.raises(ModerationError, match="not open"):
+        takedown_decide(request=request, moderator=admin_moderator, grant=False)
+
+
+def test_declined_leaves_it_public_and_says_why(
+    published, admin_moderator, django_capture_on_commit_callbacks
+):
+    path = "/" + request_takedown(published, django_capture_on_commit_callbacks)
+    Client().post(path)
+    with django_capture_on_commit_callbacks(execute=True):
+        takedown_decide(
+            request=TakedownRequest.objects.get(),
+            moderator=admin_moderator,
+            grant=False,
+            note="the address is the company's",
+        )
+    assert Trajectory.objects.get(pk=published.pk).is_public
+    (message,) = mail.outbox
+    assert message.to == [REQUESTER] and "declined" in message.subject
+    assert "the address is the company's" in message.body
+
+
+@pytest.mark.parametrize("who", [None, "owner", "other_user", "admin_moderator"])
+def test_no_form_for_what_is_not_public(request, who):
+    trajectory = make_trajectory(events=["ls"], review_state="held")
+    client = Client()
+    if who:
+        client.force_login(request.getfixturevalue(who))
+    assert client.get(f"/t/{trajectory.share_id}/takedown").status_code == 404
+    response = client.post(
+        f"/t/{trajectory.share_id}/takedown", {"email": REQUESTER, "text": "mine"}
+    )
+    assert response.status_code == 404
+    assert not TakedownRequest.objects.exists()
+
+
+def test_a_request_without_email_or_text_is_refused(published):
+    response = Client().post(f"/t/{published.share_id}/takedown", {"email": "", "text": ""})
+    assert response.status_code == 400 and b"This field is required" in response.content
+    assert not TakedownRequest.objects.exists()

@@ -103,7 +103,8 @@ def test_reports_from_distinct_addresses_hold_it_and_tell_the_owner(
         assert report(published, "10.1.0.3").status_code == 200
     assert state(published) == "held"
     assert not Trajectory.objects.public().filter(pk=published.pk).exists()
-    assert Client().get(published.get_absolute_url()).status_code != 200
+    page = Client().get(published.get_absolute_url()).content.decode()
+    assert "A public one" not in page and "ls -la" not in page  # "waiting for a moderator"
     entry = AuditEntry.objects.get(share_id=published.share_id, action="reports_held")
     assert entry.actor_kind == "report" and entry.details["reporters"] == 3
     (notice,) = mail.outbox

@@ -8,6 +8,7 @@ from tqdm import tqdm
 from apps.learn import services, tasks
 from apps.learn.llm import LLMNotConfigured
 from apps.learn.models import SynthesisRun, Window, WindowState
+from apps.learn.retrieval import index
 
 
 class Command(BaseCommand):
@@ -66,7 +67,7 @@ class Command(BaseCommand):
         fbar = tqdm(unit="example", desc="filters", disable=None)
         stats = services.run_filter(run_id=run.pk, on_example=fbar.update)
         fbar.close()
-        tasks.index_rebuild.delay()
+        index.index_build()
         run = SynthesisRun.objects.get(pk=run.pk)
         self.stdout.write(self.report(run, stats))
 

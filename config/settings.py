@@ -262,21 +262,61 @@ AUTHENTICATION_BACKENDS = [
 ]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/me/"
-ACCOUNT_LOGIN_METHODS = {"username"}
-ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*", "password2*"]
-ACCOUNT_EMAIL_VERIFICATION = "none"
+# Sign-up takes an email (password reset and notices go there); sign in with either.
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+# Whether a new address must be confirmed before it signs in: on a public site (PostgreSQL),
+# yes; on a laptop, the link is in var/mail/ and need not be followed.
+ACCOUNT_EMAIL_VERIFICATION = os.environ.get(
+    "TRAJHUB_EMAIL_VERIFICATION", "mandatory" if os.environ.get("DATABASE_URL") else "optional"
+)
+if ACCOUNT_EMAIL_VERIFICATION not in ("mandatory", "optional", "none"):
+    raise RuntimeError("TRAJHUB_EMAIL_VERIFICATION must be mandatory, optional or none")
+# Forms answer the same whether or not an address has an account (reset, sign-up).
+ACCOUNT_PREVENT_ENUMERATION = True
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = True
 # Usernames are public ("shared by …", the API's owner field): they may not be email addresses.
 ACCOUNT_USERNAME_VALIDATORS = "apps.accounts.validators.username_validators"
 SOCIALACCOUNT_LOGIN_ON_GET = False
+# A GitHub sign-in never signs into, nor attaches itself to, an existing local account because
+# an email matches: the local address may be unverified (anyone could have typed it), so that
+# would be an account takeover. A GitHub user whose address is taken is asked for another one;
+# the account's owner connects GitHub from their account instead.
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = False
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_QUERY_EMAIL = True
 SOCIALACCOUNT_PROVIDERS = {
     "github": {
-        "SCOPE": ["read:user"],
+        # user:email: GitHub's /user/emails, which says which addresses GitHub has verified
+        # (the profile's email is empty when the user keeps theirs private).
+        "SCOPE": ["read:user", "user:email"],
         "APP": {
             "client_id": os.environ.get("GITHUB_CLIENT_ID", ""),
             "secret": os.environ.get("GITHUB_CLIENT_SECRET", ""),
         },
     }
 }
+
+# --- Email --------------------------------------------------------------------------------------
+# Real mail when EMAIL_HOST is set (Django's SMTP backend); otherwise each message is a file in
+# var/mail/ (the embedded default: a laptop has no mail server). Tests use Django's outbox.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("EMAIL_PORT", 587)
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
+    EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = str(VAR_DIR / "mail")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "TrajHub <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[TrajHub] "
+
 SESSION_COOKIE_HTTPONLY = True
 # Secure cookies whenever the site is served over HTTPS, unless the operator says otherwise.
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", SITE_URL.startswith("https://"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.test import Client
 
 from apps.moderation.models import Finding
@@ -50,6 +51,9 @@ def test_me_requires_sign_in(client):
 
 
 def test_login_then_lands_on_me(client, owner):
+    # A signed-up account's address is verified (TRAJHUB_EMAIL_VERIFICATION is mandatory on
+    # PostgreSQL: without one, the form would ask to confirm it first).
+    EmailAddress.objects.create(user=owner, email="owner@example.org", verified=True, primary=True)
     response = client.post(
         "/accounts/login/", {"login": "owner", "password": "pw-owner"}, follow=True
     )

@@ -10,6 +10,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.template.loader import render_to_string
 from django.test import Client
 
@@ -283,6 +284,9 @@ def test_login_page_uses_the_site_layout(client):
 
 
 def test_login_then_lands_on_me(client, owner):
+    # A signed-up account's address is verified (TRAJHUB_EMAIL_VERIFICATION is mandatory on
+    # PostgreSQL: without one, the form would ask to confirm it first).
+    EmailAddress.objects.create(user=owner, email="owner@example.org", verified=True, primary=True)
     response = client.post(
         "/accounts/login/", {"login": "owner", "password": "pw-owner"}, follow=True
     )

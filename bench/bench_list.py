@@ -47,7 +47,7 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 import psycopg  # noqa: E402
 
-TARGETS_MS = {"list": 50.0, "search": 150.0}
+TARGETS_MS = {"list": 50.0, "search": 150.0, "stats": 100.0}
 EXTRA_NOT_PUBLIC = 0.05  # private / held / pending rows mixed in, so visibility filters for real
 
 # --- Generated content ---------------------------------------------------------------------------
@@ -617,6 +617,51 @@ def scenarios(rng: random.Random, session, base: str) -> dict[str, tuple[str, li
     }
 
 
+def bench_stats(session, base: str, requests_count: int) -> list[dict]:
+    """/stats/ and GET /api/v1/stats over the same rows: warm (the cached aggregates, what
+    readers get) against the target, and cold (the seven aggregate queries after the cache was
+    dropped, as after a trajectory enters or leaves public()) against the same SQL through
+    psycopg."""
+    from apps.stats.selectors import collection_stats_forget
+
+    paths = ["/stats/", "/api/v1/stats"]
+    collection_stats_forget()
+    sql = captured_sql(paths[:1])  # cold: the aggregates
+    cold = []
+    for _ in range(5):
+        collection_stats_forget()
+        started = time.perf_counter()
+        session.get(base + paths[0], timeout=60).raise_for_status()
+        cold.append((time.perf_counter() - started) * 1000)
+    floor = time_floor(sql, paths[:1], 5)
+    time_http(session, base, paths, 20)  # warm up
+    warm = time_http(session, base, paths, requests_count)
+    return [
+        {
+            "scenario": "/stats/ + API stats (warm)",
+            "kind": "stats",
+            "queries": 0,
+            "p50_ms": statistics.median(warm),
+            "p95_ms": percentile(warm, 95),
+            "max_ms": max(warm),
+            "floor_p50_ms": 0.0,
+            "floor_p95_ms": 0.0,
+            "target_p95_ms": TARGETS_MS["stats"],
+        },
+        {
+            "scenario": "/stats/ (cold: cache just dropped)",
+            "kind": "stats",
+            "queries": len(sql[paths[0]]),
+            "p50_ms": statistics.median(cold),
+            "p95_ms": percentile(cold, 95),
+            "max_ms": max(cold),
+            "floor_p50_ms": statistics.median(floor),
+            "floor_p95_ms": percentile(floor, 95),
+            "target_p95_ms": None,
+        },
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=100_000)
@@ -665,6 +710,7 @@ def main() -> None:
                     "target_p95_ms": TARGETS_MS[kind] if name.startswith("API") else None,
                 }
             )
+        results.extend(bench_stats(session, base, args.requests))
     finally:
         server.terminate()
         server.wait(10)

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "apps.moderation",
     "apps.datasets",
     "apps.learn",
+    "apps.stats",
 ]
 
 MIDDLEWARE = [

@@ -13,10 +13,12 @@ urlpatterns = [
     path("api/v1/", include("apps.datasets.api.urls")),
     path("api/v1/", include("apps.trajectories.api.urls")),
     path("api/v1/", include("apps.learn.api.urls")),
+    path("api/v1/", include("apps.stats.api.urls")),
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),
     path("", include("apps.datasets.urls")),
     path("", include("apps.moderation.urls")),
+    path("", include("apps.stats.urls")),
     path("", include("apps.trajectories.urls")),
 ]
 

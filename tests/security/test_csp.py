@@ -21,6 +21,7 @@ PUBLIC_PAGES = [
     "/browse/?date_from=not-a-date",
     "/upload/",
     "/releases/",
+    "/stats/",
     "/terms/",
     "/privacy/",
     "/license/",

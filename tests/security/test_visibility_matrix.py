@@ -323,3 +323,18 @@ def test_report_and_takedown_forms_exist_for_public_trajectories_only(world: Wor
                 if status != expected:
                     wrong.append(f"{method} {form} of {state}: {status}, expected {expected}")
     assert wrong == []
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_stats_count_public_trajectories_only(world: World, caller):
+    """/stats/ and its API pool every trajectory's agent and model: only public() ones."""
+    from apps.stats.selectors import collection_stats_forget
+
+    collection_stats_forget()
+    client = world.client(caller)
+    for url in ("/stats/", "/api/v1/stats"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        text = response.content.decode()
+        assert _listed_markers(text) == {"public"}, url
+    assert client.get("/api/v1/stats").json()["trajectories"] == 1

@@ -1,0 +1,22 @@
+"""GET /api/v1/stats: the numbers of the /stats/ page, over public trajectories only."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.stats.selectors import collection_stats
+from apps.trajectories.api.views import JsonApiView
+
+
+class StatsView(JsonApiView):
+    @extend_schema(
+        operation_id="stats",
+        summary="The public collection in numbers: per week, by agent, model, format and "
+        "polarity; length and duration distributions; tokens and cost; releases",
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(collection_stats())

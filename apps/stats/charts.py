@@ -1,0 +1,83 @@
+"""Charts as server-rendered SVG: no JavaScript, no charting library, nothing inline that the
+strict CSP would refuse (sizes and positions are SVG attributes, colours are classes in
+site.css). Every chart has a <title> and is shown next to a table of the same numbers.
+
+Pure functions: rows in, safe markup out. Labels are escaped (agent and model names are text
+that sharers chose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+WIDTH = 400  # viewBox units; the SVG scales to its column, a phone's included
+BAR = 18
+GAP = 6
+LABEL = 150
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def bars(rows: Sequence[Sequence[Any]], *, title: str, tone: str = "") -> SafeString:
+    """Horizontal bars, one per [label, value]: long labels stay readable on a phone."""
+    if not rows:
+        return mark_safe("")
+    top = max(float(value) for _, value in rows) or 1.0
+    span = WIDTH - LABEL - 60
+    height = len(rows) * (BAR + GAP) + GAP
+    parts = [
+        f'<svg class="chart chart-bars{" " + escape(tone) if tone else ""}" viewBox="0 0 {WIDTH} {height}" '
+        f'role="img" aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet">'
+        f"<title>{escape(title)}</title>"
+    ]
+    for index, (label, value) in enumerate(rows):
+        y = GAP + index * (BAR + GAP)
+        width = max(float(value) / top * span, 1 if value else 0)
+        text = str(label)
+        shown = text if len(text) <= 21 else text[:20] + "…"
+        parts.append(
+            f'<g><text x="{LABEL - 6}" y="{y + BAR - 5}" class="chart-label" text-anchor="end">'
+            f"{escape(shown)}<title>{escape(text)}</title></text>"
+            f'<rect x="{LABEL}" y="{y}" width="{width:.1f}" height="{BAR}" class="chart-bar" rx="2"></rect>'
+            f'<text x="{LABEL + width + 4:.1f}" y="{y + BAR - 5}" class="chart-value">{_number(float(value))}</text></g>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))
+
+
+def columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
+    """Vertical columns over time (one per [label, value], oldest first), labels every few."""
+    if not rows:
+        return mark_safe("")
+    height, bottom, left = 170, 24, 34
+    top = max(float(value) for _, value in rows) or 1.0
+    step = (WIDTH - left - 4) / len(rows)
+    plot = height - bottom - 8
+    parts = [
+        f'<svg class="chart chart-columns" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet"><title>{escape(title)}</title>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{WIDTH - 2}" y2="{height - bottom}" class="chart-axis"></line>',
+        f'<text x="{left - 4}" y="{height - bottom - plot + 4}" class="chart-value" text-anchor="end">{_number(top)}</text>',
+        f'<text x="{left - 4}" y="{height - bottom}" class="chart-value" text-anchor="end">0</text>',
+    ]
+    every = max(1, len(rows) // 6)
+    for index, (label, value) in enumerate(rows):
+        h = float(value) / top * plot
+        x = left + index * step
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{height - bottom - h:.1f}" width="{max(step - 2, 1):.1f}" '
+            f'height="{h:.1f}" class="chart-bar"><title>{escape(str(label))}: {_number(float(value))}</title></rect>'
+        )
+        if index % every == 0:
+            parts.append(
+                f'<text x="{x + step / 2:.1f}" y="{height - 8}" class="chart-label" text-anchor="middle">'
+                f"{escape(str(label)[5:])}</text>"
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))

@@ -1,0 +1,12 @@
+"""The stats app's reactions to trajectories' signals (connected in StatsConfig.ready())."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def forget_stats(sender: Any, *, trajectory_ids: list[int], **kwargs: Any) -> None:
+    """Trajectories entered or left public(): cached aggregates must not count them wrongly."""
+    from apps.stats.selectors import collection_stats_forget
+
+    collection_stats_forget()

@@ -1,0 +1,171 @@
+"""The numbers behind /stats/ and GET /api/v1/stats, over `Trajectory.objects.public()` only.
+
+Seven aggregate queries (weeks, agents, models, formats, polarity, one row of totals and
+distributions, releases), whatever the size of the collection; the result is cached, under a key
+whose generation `collection_stats_forget()` moves on whenever a trajectory enters or leaves
+public() (the `public_set_changed` signal), so a warm page is one cache read. Releases publish
+without that signal: the cache also expires after STATS_CACHE_SECONDS.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Avg, Count, F, Q, Sum
+from django.db.models.functions import TruncWeek
+from django.utils import timezone
+
+from apps.datasets.models import Release, ReleaseStatus
+from apps.trajectories.models import Trajectory
+from apps.trajectories.selectors.site import _holding_no_redacted_value
+
+STATS_CACHE_SECONDS = 300
+GENERATION_KEY = "stats:generation"
+WEEKS = 26
+TOP = 10
+# (label, lowest number of steps); each bucket runs to the next one's lowest.
+LENGTH_BUCKETS = [
+    ("1–10", 1),
+    ("11–50", 11),
+    ("51–100", 51),
+    ("101–500", 101),
+    ("501–2,000", 501),
+    ("2,001+", 2001),
+]
+DURATION_BUCKETS = [
+    ("< 1 min", timedelta(0)),
+    ("1–5 min", timedelta(minutes=1)),
+    ("5–15 min", timedelta(minutes=5)),
+    ("15–60 min", timedelta(minutes=15)),
+    ("1–4 h", timedelta(hours=1)),
+    ("> 4 h", timedelta(hours=4)),
+]
+POLARITY_LABELS = {"positive": "Rated positive", "negative": "Rated negative", "none": "Not rated"}
+
+
+def _key() -> str:
+    return f"stats:collection:{cache.get_or_set(GENERATION_KEY, 0, None)}"
+
+
+def collection_stats() -> dict[str, Any]:
+    """Everything the stats page shows, as plain JSON-able values (cached)."""
+    key = _key()
+    stats = cache.get(key)
+    if stats is None:
+        stats = _compute()
+        cache.set(key, stats, STATS_CACHE_SECONDS)
+    return stats
+
+
+def collection_stats_forget() -> None:
+    """The public set changed: the next request computes the numbers afresh."""
+    try:
+        cache.incr(GENERATION_KEY)
+    except ValueError:  # no generation yet (or evicted): a new one misses every old key
+        cache.set(GENERATION_KEY, secrets.randbits(48), None)
+
+
+def _grouped(field: str, *, label_empty: str) -> list[list[Any]]:
+    """[[value, count], ...] of the TOP most frequent values (the caller adds "Other")."""
+    # Agent and model names are free text: a value holding one of its row's redacted originals
+    # is never listed (it counts under "Other").
+    public = _holding_no_redacted_value(Trajectory.objects.public(), field)
+    rows = public.values(field).annotate(n=Count("id")).order_by("-n", field)[:TOP]
+    return [[row[field] or label_empty, row["n"]] for row in rows]
+
+
+def _compute() -> dict[str, Any]:
+    public = Trajectory.objects.public()
+    now = timezone.now()
+    since = now - timedelta(weeks=WEEKS)
+    weeks = {
+        row["week"].date().isoformat(): row["n"]
+        for row in public.filter(created_at__gte=since)
+        .annotate(week=TruncWeek("created_at"))
+        .values("week")
+        .annotate(n=Count("id"))
+        .order_by("week")
+        if row["week"] is not None
+    }
+    # Every week of the window, empty ones too, so the chart's axis is time.
+    monday = (now - timedelta(days=now.weekday())).date()
+    per_week = [
+        [
+            (monday - timedelta(weeks=n)).isoformat(),
+            weeks.get((monday - timedelta(weeks=n)).isoformat(), 0),
+        ]
+        for n in range(WEEKS - 1, -1, -1)
+    ]
+
+    totals: dict[str, Any] = {
+        "total": Count("id"),
+        "events": Sum("num_events"),
+        "avg_events": Avg("num_events"),
+        "tokens": Sum("total_tokens"),
+        "with_tokens": Count("id", filter=Q(total_tokens__isnull=False)),
+        "cost": Sum("total_cost"),
+        "with_cost": Count("id", filter=Q(total_cost__isnull=False)),
+        "with_duration": Count(
+            "id",
+            filter=Q(
+                started_at__isnull=False, ended_at__isnull=False, ended_at__gte=F("started_at")
+            ),
+        ),
+    }
+    for index, (_label, low) in enumerate(LENGTH_BUCKETS):
+        condition = Q(num_events__gte=low)
+        if index + 1 < len(LENGTH_BUCKETS):
+            condition &= Q(num_events__lt=LENGTH_BUCKETS[index + 1][1])
+        totals[f"length_{index}"] = Count("id", filter=condition)
+    timed = Q(started_at__isnull=False, ended_at__isnull=False, ended_at__gte=F("started_at"))
+    for index, (_label, shortest) in enumerate(DURATION_BUCKETS):
+        condition = timed & Q(ended_at__gte=F("started_at") + shortest)
+        if index + 1 < len(DURATION_BUCKETS):
+            condition &= Q(ended_at__lt=F("started_at") + DURATION_BUCKETS[index + 1][1])
+        totals[f"duration_{index}"] = Count("id", filter=condition)
+    row = public.aggregate(**totals)
+
+    releases = [
+        [release["version"], release["published_at"].date().isoformat(), release["num_rows"]]  # type: ignore[union-attr]
+        for release in Release.objects.filter(
+            status=ReleaseStatus.PUBLISHED, published_at__isnull=False
+        )
+        .order_by("published_at")
+        .values("version", "published_at", "num_rows")
+    ]
+    total = row["total"] or 0
+
+    def with_other(rows: list[list[Any]]) -> list[list[Any]]:
+        rest = total - sum(count for _, count in rows)
+        return rows + [["Other", rest]] if rest > 0 else rows
+
+    return {
+        "generated_at": now.isoformat(),
+        "trajectories": total,
+        "events": row["events"] or 0,
+        "average_events": round(float(row["avg_events"] or 0), 1),
+        "per_week": per_week,
+        "by_agent": with_other(_grouped("agent", label_empty="(not said)")),
+        "by_model": with_other(_grouped("model_name", label_empty="(not said)")),
+        "by_format": [
+            [r["source_format"], r["n"]]
+            for r in public.values("source_format")
+            .annotate(n=Count("id"))
+            .order_by("-n", "source_format")
+        ],
+        "by_polarity": [
+            [POLARITY_LABELS.get(r["polarity"], r["polarity"]), r["n"]]
+            for r in public.values("polarity").annotate(n=Count("id")).order_by("-n", "polarity")
+        ],
+        "length": [[label, row[f"length_{i}"]] for i, (label, _) in enumerate(LENGTH_BUCKETS)],
+        "duration": [
+            [label, row[f"duration_{i}"]] for i, (label, _) in enumerate(DURATION_BUCKETS)
+        ],
+        "with_duration": row["with_duration"] or 0,
+        "tokens": {"total": row["tokens"] or 0, "trajectories": row["with_tokens"] or 0},
+        "cost": {"total": round(float(row["cost"] or 0), 4), "trajectories": row["with_cost"] or 0},
+        "releases": releases,
+    }

@@ -1,0 +1,80 @@
+"""/stats/: the public collection at a glance, as server-rendered SVG charts and tables."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from apps.stats import charts
+from apps.stats.selectors import collection_stats
+from apps.trajectories.templatetags.trajhub_site import format_label
+
+
+@require_safe
+def stats_page(request: HttpRequest) -> HttpResponse:
+    stats = collection_stats()
+    formats = [[format_label(name), count] for name, count in stats["by_format"]]
+    releases = [[f"v{version} · {day}", rows] for version, day, rows in stats["releases"]]
+    sections = [
+        (
+            "per-week",
+            f"Shared per week (last {len(stats['per_week'])} weeks)",
+            "Week of",
+            stats["per_week"],
+            charts.columns(stats["per_week"], title="Public trajectories shared per week"),
+        ),
+        (
+            "by-agent",
+            "By agent",
+            "Agent",
+            stats["by_agent"],
+            charts.bars(stats["by_agent"], title="Trajectories by agent"),
+        ),
+        (
+            "by-model",
+            "By model",
+            "Model",
+            stats["by_model"],
+            charts.bars(stats["by_model"], title="Trajectories by model"),
+        ),
+        (
+            "by-format",
+            "By format",
+            "Format",
+            formats,
+            charts.bars(formats, title="Trajectories by format"),
+        ),
+        (
+            "by-polarity",
+            "By rating",
+            "Rating",
+            stats["by_polarity"],
+            charts.bars(stats["by_polarity"], title="Trajectories by the sharer's rating"),
+        ),
+        (
+            "length",
+            "Length (steps)",
+            "Steps",
+            stats["length"],
+            charts.bars(stats["length"], title="Trajectories by number of steps"),
+        ),
+        (
+            "duration",
+            f"Duration ({stats['with_duration']:,} with timestamps)",
+            "Duration",
+            stats["duration"],
+            charts.bars(stats["duration"], title="Trajectories by duration"),
+        ),
+        (
+            "releases",
+            "Dataset releases (rows)",
+            "Release",
+            releases,
+            charts.bars(releases, title="Rows in each published release"),
+        ),
+    ]
+    response = render(request, "stats/stats.html", {"stats": stats, "sections": sections})
+    # Public numbers, the same for everyone; shared caches may keep them briefly.
+    response["Cache-Control"] = "public, max-age=60"
+    return response

@@ -36,21 +36,32 @@ def record_deletion(
     )
 
 
+# Exactly what moderating needs: seeing what is to be decided (trajectories, their events,
+# images, tombstones, findings, reports, takedown requests, appeals, the queue and the audit
+# log) and deciding it. No add, change or delete of any model, nothing of accounts or tokens.
+MODERATOR_PERMISSIONS = {
+    ("trajectories", "view_trajectory"),
+    ("trajectories", "view_event"),
+    ("trajectories", "view_image"),
+    ("trajectories", "view_tombstone"),
+    ("moderation", "view_finding"),
+    ("moderation", "view_auditentry"),
+    ("moderation", "view_report"),
+    ("moderation", "view_takedownrequest"),
+    ("moderation", "view_appeal"),
+    ("moderation", "view_queueitem"),
+    ("moderation", "decide_review"),
+}
+
+
 def ensure_moderators_group(sender, **kwargs) -> None:
-    """After migrate: the "moderators" group with the permissions the review queue needs.
+    """After migrate: the "moderators" group with exactly MODERATOR_PERMISSIONS.
 
     Permissions exist only after post_migrate has created them, hence here and not in a migration.
     """
     from django.contrib.auth.models import Group, Permission
 
-    wanted = {
-        ("trajectories", "view_trajectory"),
-        ("trajectories", "view_event"),
-        ("trajectories", "view_image"),
-        ("trajectories", "view_tombstone"),
-        ("moderation", "view_finding"),
-        ("moderation", "view_auditentry"),
-    }
+    wanted = MODERATOR_PERMISSIONS
     permissions = [
         permission
         for permission in Permission.objects.filter(
@@ -61,4 +72,4 @@ def ensure_moderators_group(sender, **kwargs) -> None:
     if len(permissions) < len(wanted):
         return  # not every app is migrated yet; a later post_migrate completes it
     group, _ = Group.objects.get_or_create(name="moderators")
-    group.permissions.add(*permissions)
+    group.permissions.set(permissions)

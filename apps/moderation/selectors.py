@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from apps.trajectories.models import ReviewState, Trajectory
+from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
 
 
 def trajectories_pending_scan(
@@ -22,3 +26,136 @@ def trajectories_pending_scan(
         review_state=ReviewState.PENDING, updated_at__lte=cutoff
     ).order_by("updated_at", "id")
     return queryset[:limit] if limit is not None else queryset
+
+
+# --- The review queue ---------------------------------------------------------------------------
+
+
+def review_queue() -> QuerySet[Trajectory]:
+    """What waits for a decision, oldest first: public trajectories held (by the scan, by
+    pre-moderation, or by readers' reports), and any with open reports, a confirmed takedown
+    request or an open appeal. Each row is annotated with what the list shows (a fixed number
+    of queries however long the page)."""
+    from apps.moderation.models import (
+        Appeal,
+        Claim,
+        Finding,
+        FindingCategory,
+        QueueItem,
+        Report,
+        TakedownRequest,
+        TakedownState,
+    )
+
+    def count(queryset: QuerySet[Any]) -> Coalesce:
+        counted = queryset.values("trajectory").annotate(n=Count("pk")).values("n")
+        return Coalesce(Subquery(counted[:1]), 0)
+
+    here = OuterRef("pk")
+    claim = Claim.objects.filter(trajectory=here, expires_at__gt=timezone.now())
+    return (
+        QueueItem.objects.annotate(
+            open_reports=count(Report.objects.filter(trajectory=here, resolved_at__isnull=True)),
+            open_takedowns=count(
+                TakedownRequest.objects.filter(trajectory=here, state=TakedownState.OPEN)
+            ),
+            open_appeals=count(Appeal.objects.filter(trajectory=here, resolved_at__isnull=True)),
+            num_findings=count(Finding.objects.filter(trajectory=here)),
+            num_secrets=count(
+                Finding.objects.filter(trajectory=here, category=FindingCategory.SECRET)
+            ),
+            claimed_by=Subquery(claim.values("moderator__username")[:1]),
+            claimed_until=Subquery(claim.values("expires_at")[:1]),
+        )
+        .filter(
+            Q(review_state=ReviewState.HELD, visibility=Visibility.PUBLIC)
+            | Q(open_reports__gt=0)
+            | Q(open_takedowns__gt=0)
+            | Q(open_appeals__gt=0)
+        )
+        .select_related("owner")
+        .order_by("created_at", "id")
+    )
+
+
+@dataclass(frozen=True)
+class FindingInContext:
+    """One finding with the text around it, for the moderator's page (escaped when rendered)."""
+
+    finding: Any
+    where: str
+    before: str
+    value: str
+    after: str
+
+
+CONTEXT_CHARS = 80
+FINDINGS_SHOWN = 200
+
+
+def findings_in_context(trajectory: Trajectory, limit: int = FINDINGS_SHOWN) -> list:
+    """The first `limit` findings with up to CONTEXT_CHARS characters either side, read from the
+    stored strings they point at (two queries)."""
+    from apps.moderation.models import Finding
+
+    findings = list(Finding.objects.filter(trajectory=trajectory)[:limit])
+    positions = {f.position for f in findings if f.position is not None}
+    events = {
+        position: {"text": text, "data": data}
+        for position, text, data in Event.objects.filter(
+            trajectory=trajectory, position__in=positions
+        ).values_list("position", "text", "data")
+    }
+    own = {
+        "title": trajectory.title,
+        "feedback_text": trajectory.feedback_text,
+        "agent": trajectory.agent,
+        "model_name": trajectory.model_name,
+        "agent_version": trajectory.agent_version,
+        "metadata": trajectory.metadata,
+    }
+    shown = []
+    for finding in findings:
+        root = own if finding.position is None else events.get(finding.position, {})
+        text = _at_path(root, finding.path)
+        where = "trajectory" if finding.position is None else f"step {finding.position + 1}"
+        where = f"{where}, {finding.path}"
+        if text is None or finding.end > len(text):
+            shown.append(FindingInContext(finding, where, "", finding.preview, ""))
+            continue
+        start, end = finding.start, finding.end
+        shown.append(
+            FindingInContext(
+                finding,
+                where,
+                ("…" if start > CONTEXT_CHARS else "")
+                + text[max(0, start - CONTEXT_CHARS) : start],
+                text[start:end],
+                text[end : end + CONTEXT_CHARS] + ("…" if len(text) > end + CONTEXT_CHARS else ""),
+            )
+        )
+    return shown
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _at_path(root: Any, path: str) -> str | None:
+    """The string a finding's path names: "text", "data.args.command", "data.extras[2]",
+    "metadata.x/key" (the key itself). None when the path no longer leads to a string."""
+    key_of = path.endswith("/key")
+    path = path.removesuffix("/key")
+    value: Any = root
+    last_key: str | None = None
+    for name, index in _STEP.findall(path):
+        if name:
+            if not isinstance(value, dict) or name not in value:
+                return None
+            last_key, value = name, value[name]
+        else:
+            if not isinstance(value, list) or int(index) >= len(value):
+                return None
+            value = value[int(index)]
+    if key_of:
+        return last_key
+    return value if isinstance(value, str) else None

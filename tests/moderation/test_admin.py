@@ -25,6 +25,10 @@ PAGES = [
     "admin:trajectories_tombstone_changelist",
     "admin:moderation_finding_changelist",
     "admin:moderation_auditentry_changelist",
+    "admin:moderation_queueitem_changelist",
+    "admin:moderation_report_changelist",
+    "admin:moderation_takedownrequest_changelist",
+    "admin:moderation_appeal_changelist",
 ]
 
 
@@ -135,7 +139,9 @@ def test_admin_actions_change_state_through_the_services(admin_moderator, action
     if start == "approved":
         Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")
     response = logged_in(admin_moderator).post(
-        reverse(CHANGELIST), {"action": action, "_selected_action": [trajectory.pk]}, follow=True
+        reverse(CHANGELIST),
+        {"action": action, "_selected_action": [trajectory.pk], "reason": "looked at it"},
+        follow=True,
     )
     assert response.status_code == 200
     assert Trajectory.objects.get(pk=trajectory.pk).review_state == end

@@ -192,6 +192,11 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "apps.datasets.tasks.release_run",
         "schedule": env_float("TRAJHUB_RELEASE_CHECK_SECONDS", 3600.0),
     },
+    # Data export archives past TRAJHUB_EXPORT_KEEP_DAYS are deleted (manage.py export_sweep).
+    "export-expired-sweep": {
+        "task": "apps.accounts.tasks.export_expired_sweep",
+        "schedule": 3600.0,
+    },
 }
 
 # --- Storage ------------------------------------------------------------------------------------
@@ -378,6 +383,12 @@ TRAJHUB_LICENSE = os.environ.get("TRAJHUB_LICENSE", "MIT")
 # Where the removal page tells people to write to the moderators (empty: not published).
 TRAJHUB_CONTACT_EMAIL = os.environ.get("TRAJHUB_CONTACT_EMAIL", "")
 TRAJHUB_PREMODERATION = env_bool("TRAJHUB_PREMODERATION", False)
+# Deletion by email (accounts): how long the emailed link works, and how many links an hour one
+# client address and one email address may ask for.
+TRAJHUB_EMAIL_DELETION_HOURS = env_int("TRAJHUB_EMAIL_DELETION_HOURS", 24)
+TRAJHUB_EMAIL_DELETION_PER_HOUR = env_int("TRAJHUB_EMAIL_DELETION_PER_HOUR", 5)
+# Data export (accounts): how long a built archive stays downloadable.
+TRAJHUB_EXPORT_KEEP_DAYS = env_int("TRAJHUB_EXPORT_KEEP_DAYS", 7)
 TRAJHUB_AUTO_REDACT_KINDS = env_list("TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address"])
 # Added to apps.moderation.scanners.DEFAULT_ALLOWLIST (reserved example domains, loopback/private/
 # documentation networks, placeholders). Keys: domains, networks, values, patterns, phones;

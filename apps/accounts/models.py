@@ -104,3 +104,53 @@ class NoticeOptOut(models.Model):
 
     def __str__(self) -> str:
         return f"opt-out {self.kind} {self.address_hash[:8]}"
+
+
+class EmailDeletionRequest(models.Model):
+    """A request, made without an account, to delete everything shared anonymously under an
+    email address: the link sent there carries a secret of which only a SHA-256 is kept. It
+    expires (TRAJHUB_EMAIL_DELETION_HOURS) and works once (`used_at`)."""
+
+    secret_hash = models.CharField(max_length=64, unique=True)
+    email = models.EmailField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"email deletion request {self.pk}"
+
+
+class ExportState(models.TextChoices):
+    PENDING = "pending", "Waiting to be built"
+    BUILDING = "building", "Being built"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class DataExport(models.Model):
+    """A zip archive of everything an account holds, built by a task into the private storage
+    ("default"). Only its account can download it; a newer one replaces it."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="data_exports")
+    state = models.CharField(
+        max_length=10, choices=ExportState.choices, default=ExportState.PENDING
+    )
+    path = models.CharField(max_length=300, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    trajectories = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # One export in the works per account: asking again while it builds adds nothing.
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=models.Q(state__in=["pending", "building"]),
+                name="export_one_in_progress",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.state})"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from apps.accounts.models import ApiToken, Notice, User
+from apps.accounts.models import ApiToken, DataExport, Notice, User
 from apps.trajectories.models import ReviewState, Trajectory, Visibility
 from apps.trajectories.selectors import site as site_selectors
 
@@ -93,3 +93,11 @@ def profile_user(username: str) -> User | None:
 def profile_trajectories(user: User) -> QuerySet[Trajectory]:
     """A user's trajectories that anyone may see: public() only."""
     return site_selectors.public_list().filter(owner=user)
+
+
+def exports_for(user: User) -> QuerySet[DataExport]:
+    return DataExport.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def owned_count(user: User) -> int:
+    return site_selectors.owned_list(user).count()

@@ -13,6 +13,7 @@ from django.test import Client
 from apps.accounts.models import ApiToken
 from apps.accounts.notices import unsubscribe_url
 from apps.accounts.services import api_token_create
+from apps.accounts.services.export import export_build, export_request
 from apps.trajectories.models import Trajectory
 from tests.trajectories.site_factories import make_trajectory
 
@@ -65,10 +66,29 @@ MATRIX = [
         {"anonymous": LOGIN, "owner": 302, "*": 404},
     ),
     ("unsubscribe page", "get", "{unsubscribe}", {}, {"*": 200}),
+    ("claim page", "get", "/me/claim/", {}, {"anonymous": LOGIN, "*": 200}),
+    # Claiming someone's owned share with no password: the one refusal, for everyone.
+    (
+        "claim",
+        "post",
+        "/me/claim/",
+        {"link": "{id}", "password": "x"},
+        {"anonymous": LOGIN, "*": 404},
+    ),
+    ("export page", "get", "/me/export/", {}, {"anonymous": LOGIN, "*": 200}),
+    (
+        "export download",
+        "get",
+        "/me/export/{export}/download",
+        {},
+        {"anonymous": LOGIN, "owner": 200, "*": 404},
+    ),
+    ("account deletion page", "get", "/me/delete-account/", {}, {"anonymous": LOGIN, "*": 200}),
+    ("email deletion form", "get", "/delete-by-email/", {}, {"*": 200}),
 ]
 
 # What must be unchanged after a caller who is not the owner tried each write.
-WRITES = {"edit", "visibility", "delete", "bulk delete", "revoke token"}
+WRITES = {"edit", "visibility", "delete", "bulk delete", "revoke token", "claim"}
 
 
 @pytest.fixture
@@ -80,15 +100,20 @@ def people(owner, other_user, moderator, staff):
 @pytest.mark.parametrize(
     ("name", "method", "url", "data", "expected"), MATRIX, ids=[m[0] for m in MATRIX]
 )
-def test_each_account_page_answers_each_caller(people, caller, name, method, url, data, expected):
+def test_each_account_page_answers_each_caller(
+    people, private_storage, caller, name, method, url, data, expected
+):
     owner = people["owner"]
     trajectory = make_trajectory(
         owner=owner, title="Owner's own", visibility="public", license="MIT"
     )
     token, _ = api_token_create(user=owner, name="owner's token")
+    export = export_request(user=owner)
+    export_build(export=export)
     values = {
         "id": trajectory.share_id,
         "token": token.pk,
+        "export": export.pk,
         "unsubscribe": "/" + unsubscribe_url(email="x@example.org", kind="held").split("/", 3)[3],
     }
     client = Client()
@@ -110,5 +135,6 @@ def test_each_account_page_answers_each_caller(people, caller, name, method, url
         trajectory.refresh_from_db()
         assert trajectory.title == "Owner's own" and trajectory.visibility == "public"
         assert ApiToken.objects.filter(pk=token.pk).exists()
+        assert trajectory.owner_id == owner.pk
     if name in WRITES and caller == "owner" and name in {"delete", "bulk delete"}:
         assert not Trajectory.objects.filter(pk=trajectory.pk).exists()

@@ -25,7 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.trajectories import exporters, selectors, services
+from apps.trajectories import selectors, services
 from apps.trajectories.api.body import (
     BodyError,
     check_declared_length,
@@ -49,7 +49,6 @@ from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFil
 from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
-from apps.trajectories.redaction import redact_data
 from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, trajectory_access
 
 JSON_TYPES = {
@@ -474,22 +473,7 @@ class TrajectoryDownloadView(JsonApiView):
 
 
 def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
-    redact = selectors.redactor_for(trajectory, user)
-    events = selectors.canonical_events(trajectory, user)
-    meta = {
-        "id": trajectory.share_id,
-        "title": redact(trajectory.title),
-        "agent": redact(trajectory.agent),
-        "model": redact(trajectory.model_name),
-        "agent_version": redact(trajectory.agent_version),
-        "source_format": trajectory.source_format,
-        "polarity": trajectory.polarity,
-        "feedback_text": redact(trajectory.feedback_text),
-        "license": trajectory.license,
-        "url": trajectory.get_absolute_url(),
-        "metadata": redact_data(trajectory.metadata, redact),
-    }
-    return exporters.export_events(fmt, events, meta=meta)
+    return selectors.trajectory_export(trajectory, user, fmt)
 
 
 class TrajectoryImageView(JsonApiView):

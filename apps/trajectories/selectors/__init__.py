@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.http import Http404
 
+from apps.trajectories import exporters
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Event, EventRow, Image, Trajectory
 from apps.trajectories.redaction import Redact, identity, redact_data, redactor
@@ -141,6 +142,28 @@ def _view(event: Event, redact: Redact) -> EventView:
         text=redact(event.text),
         data=redact_data(event.data, redact),
     )
+
+
+def trajectory_export(trajectory: Trajectory, user: User | None, fmt: str) -> bytes:
+    """The trajectory in an export format (openhands, openai, sharegpt), as `user` may see it:
+    originals for the owner and moderators, redacted for everyone else. The API's download and
+    the account's data export both use it."""
+    redact = redactor_for(trajectory, user)
+    events = canonical_events(trajectory, user)
+    meta = {
+        "id": trajectory.share_id,
+        "title": redact(trajectory.title),
+        "agent": redact(trajectory.agent),
+        "model": redact(trajectory.model_name),
+        "agent_version": redact(trajectory.agent_version),
+        "source_format": trajectory.source_format,
+        "polarity": trajectory.polarity,
+        "feedback_text": redact(trajectory.feedback_text),
+        "license": trajectory.license,
+        "url": trajectory.get_absolute_url(),
+        "metadata": redact_data(trajectory.metadata, redact),
+    }
+    return exporters.export_events(fmt, events, meta=meta)
 
 
 def canonical_events(trajectory: Trajectory, user: User | None) -> Iterator[CanonicalEvent]:

@@ -3,7 +3,7 @@ from django.urls import path, re_path
 
 from apps.trajectories.feeds import LatestPublicTrajectoriesFeed
 from apps.trajectories.sitemaps import SITEMAPS, sitemap_index
-from apps.trajectories.views import site, viewer
+from apps.trajectories.views import compare, site, viewer
 
 SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
 
@@ -11,6 +11,7 @@ urlpatterns = [
     # Site pages (views/site.py)
     path("", site.home, name="home"),
     path("browse/", site.browse, name="browse"),
+    path("compare/", compare.compare_page, name="compare"),
     path("upload/", site.upload, name="upload"),
     path("terms/", site.terms, name="terms"),
     path("privacy/", site.privacy, name="privacy"),

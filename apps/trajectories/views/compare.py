@@ -1,0 +1,163 @@
+"""/compare/?a=<id>&b=<id>: two runs side by side, steps aligned, differences marked, and the
+two final patches diffed. /compare/?a=<id> alone offers other public runs of the same task.
+
+Each side is looked up as the trajectory page looks it up (selectors.viewer.trajectory_access):
+a side the caller may not see is a 404, exactly as its page would be, and each side's text is
+redacted for the caller by its own trajectory's redactions. Rows come ROWS_PER_PAGE at a time
+(?from=N pages on), so two 2,000-step runs still make a small first page.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_safe
+
+from apps.trajectories.redaction import redact_data
+from apps.trajectories.rendering import Marks
+from apps.trajectories.rendering import text as t
+from apps.trajectories.results import run_result
+from apps.trajectories.selectors import is_share_id
+from apps.trajectories.selectors.compare import (
+    Row,
+    Step,
+    align,
+    compare_steps,
+    first_user_message,
+    same_task_candidates,
+)
+from apps.trajectories.selectors.viewer import Access, trajectory_access
+
+ROWS_PER_PAGE = 400
+SHOWN_CHARS = 100
+PATCH_DIFF_LINES = 2000
+
+
+def _id_from(value: str) -> str:
+    """A share id, or the id inside a pasted /t/<id>/ address."""
+    value = (value or "").split("#", 1)[0].split("?", 1)[0].strip().rstrip("/")
+    candidate = value.rsplit("/", 1)[-1]
+    return candidate if is_share_id(candidate) else ""
+
+
+def _marks(access: Access) -> Marks:
+    return Marks(access.trajectory.redactions, show_original=access.show_original)
+
+
+def _cell(step: Step | None, marks: Marks, base: str) -> str:
+    if step is None:
+        return '<td class="cmp-n"></td><td class="cmp-gap">—</td>'
+    text = step.summary
+    if len(text) > SHOWN_CHARS:
+        text = text[: SHOWN_CHARS - 1] + "…"
+    return (
+        f'<td class="cmp-n"><a href="{base}#step-{step.step}">{step.step}</a></td>'
+        f'<td class="cmp-s k-{t.escape(step.kind)}"><span class="cmp-t">{t.escape(step.type)}</span> '
+        f"{t.inline(text, marks)}</td>"
+    )
+
+
+def _rows_html(rows: list[Row], a: Access, b: Access) -> SafeString:
+    # Built in Python, like the viewer's cards: hundreds of rows per request.
+    marks_a, marks_b = _marks(a), _marks(b)
+    base_a, base_b = a.trajectory.get_absolute_url(), b.trajectory.get_absolute_url()
+    return mark_safe(
+        "".join(
+            f'<tr class="cmp-{row.status}">{_cell(row.a, marks_a, base_a)}'
+            f"{_cell(row.b, marks_b, base_b)}</tr>"
+            for row in rows
+        )
+    )
+
+
+def _patch(access: Access) -> str:
+    marks = _marks(access)
+    metadata = access.trajectory.metadata
+    if not marks.show_original and marks.active:
+        metadata = redact_data(metadata, marks.plain)
+    return marks.mark(run_result(metadata).patch)
+
+
+def _patch_diff(access_a: Access, access_b: Access) -> dict[str, object]:
+    a, b = _patch(access_a), _patch(access_b)
+    if not a and not b:
+        return {"state": "none"}
+    if a == b:
+        return {"state": "equal", "html": mark_safe(t.finish(t.diff_html(a)))}
+    diff = t.unified_diff(a, b, path="patch")
+    cut = t.clip(diff, lines=PATCH_DIFF_LINES, chars=400_000)
+    return {
+        "state": "differs",
+        "html": mark_safe(t.finish(t.diff_html(cut.head))),
+        "clipped": cut.clipped,
+        "one_side": "a" if not b else ("b" if not a else ""),
+    }
+
+
+def _side(access: Access, steps: list[Step]) -> dict[str, object]:
+    trajectory = access.trajectory
+    marks = _marks(access)
+    return {
+        "trajectory": trajectory,
+        "title": marks.plain(trajectory.title) or f"Trajectory {trajectory.share_id[:12]}",
+        "agent": marks.plain(trajectory.agent),
+        "model": marks.plain(trajectory.model_name),
+        "steps": len(steps),
+        "result": run_result(trajectory.metadata),
+    }
+
+
+@require_safe
+def compare_page(request: HttpRequest) -> HttpResponse:
+    a_id, b_id = _id_from(request.GET.get("a", "")), _id_from(request.GET.get("b", ""))
+    if not a_id:
+        raise Http404("no trajectory to compare")
+    access_a = trajectory_access(request, a_id)
+    if not b_id:
+        return _chooser(request, access_a, pasted=request.GET.get("b", ""))
+    access_b = trajectory_access(request, b_id)
+    steps_a, steps_b = compare_steps(access_a.trajectory), compare_steps(access_b.trajectory)
+    rows = align(steps_a, steps_b)
+    try:
+        start = max(0, int(request.GET.get("from", 0)))
+    except ValueError:
+        start = 0
+    shown = rows[start : start + ROWS_PER_PAGE]
+    counts = {"same": 0, "differs": 0, "only_a": 0, "only_b": 0}
+    for row in rows:
+        counts[row.status.replace("-", "_")] += 1
+    context = {
+        "a": _side(access_a, steps_a),
+        "b": _side(access_b, steps_b),
+        "rows": _rows_html(shown, access_a, access_b),
+        "counts": counts,
+        "total_rows": len(rows),
+        "start": start,
+        "end": start + len(shown),
+        "next_from": start + ROWS_PER_PAGE if start + ROWS_PER_PAGE < len(rows) else None,
+        "previous_from": max(start - ROWS_PER_PAGE, 0) if start else None,
+        "patch": _patch_diff(access_a, access_b),
+    }
+    response = render(request, "trajectories/compare.html", context)
+    return _private(response, access_a, access_b)
+
+
+def _chooser(request: HttpRequest, access: Access, *, pasted: str) -> HttpResponse:
+    trajectory = access.trajectory
+    candidates = same_task_candidates(trajectory, first_user_message(trajectory))
+    context = {
+        "a": _side(access, []),
+        "candidates": candidates,
+        "pasted": pasted,
+        "bad_paste": bool(pasted.strip()),
+    }
+    return _private(render(request, "trajectories/compare_choose.html", context), access)
+
+
+def _private(response: HttpResponse, *accesses: Access) -> HttpResponse:
+    response["Cache-Control"] = "private, no-cache"
+    response["Vary"] = "Cookie"
+    if not all(access.trajectory.is_public for access in accesses):
+        response["X-Robots-Tag"] = "noindex, nofollow"
+    return response

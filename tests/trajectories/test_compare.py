@@ -1,0 +1,215 @@
+"""/compare/ (issue 11): two runs side by side, steps aligned with gaps for detours, the final
+patches diffed, any two formats; each side only for someone who may see it (404 as its page);
+"Compare with…" offers other public runs of the same task."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from apps.trajectories.selectors.compare import Step, _signature, align
+from tests.trajectories.test_results import LONG_PATCH, SECRET, eval_row
+from tests.trajectories.viewer_factories import ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def steps(*items: tuple[str, str, str]) -> list[Step]:
+    out = []
+    last = ""
+    for number, (kind, type_, text) in enumerate(items, start=1):
+        source = "user" if type_ == "user" else "agent"
+        signature = _signature(kind, type_, source, text)
+        if kind == "action":
+            last = signature
+        elif kind == "observation":
+            signature += "<" + last  # as compare_steps does
+        out.append(Step(number, kind, type_, source, text, signature))
+    return out
+
+
+def test_a_detour_is_a_gap_on_the_other_side():
+    a = steps(
+        ("message", "user", "Fix the tests"),
+        ("action", "run", "ls"),
+        ("observation", "run", "a.py"),
+        ("action", "run", "pytest -x tests/test_a.py"),
+        ("observation", "run", "1 failed"),
+        ("action", "finish", "done"),
+    )
+    b = steps(
+        ("message", "user", "Fix the tests"),
+        ("action", "run", "ls"),
+        ("observation", "run", "a.py b.py"),
+        ("action", "run", "cat b.py"),
+        ("observation", "run", "print(1)"),
+        ("action", "run", "pytest -x tests/test_a.py"),
+        ("observation", "run", "1 passed"),
+        ("action", "finish", "done"),
+    )
+    rows = align(a, b)
+    assert [row.status for row in rows] == [
+        "same",
+        "same",
+        "differs",
+        "only-b",
+        "only-b",
+        "same",
+        "differs",
+        "same",
+    ]
+    detour = rows[3]
+    assert detour.a is None and detour.b.summary == "cat b.py"
+
+
+def v0(commands: list[str], title: str) -> bytes:
+    events = [
+        {
+            "id": 0,
+            "timestamp": "2025-01-01T00:00:00",
+            "source": "user",
+            "message": title,
+            "action": "message",
+            "args": {"content": title},
+        }
+    ]
+    for command in commands:
+        events.append(
+            {
+                "id": len(events),
+                "timestamp": "2025-01-01T00:00:01",
+                "source": "agent",
+                "message": f"Running {command}",
+                "action": "run",
+                "args": {"command": command},
+            }
+        )
+        events.append(
+            {
+                "id": len(events),
+                "timestamp": "2025-01-01T00:00:02",
+                "source": "agent",
+                "cause": len(events) - 1,
+                "observation": "run",
+                "content": f"output of {command}",
+                "extras": {"command": command, "metadata": {"exit_code": 0}},
+            }
+        )
+    return json.dumps(events).encode()
+
+
+def test_the_page_aligns_two_formats_and_diffs_the_patches(owner, other_user, sample):
+    a = ingest(eval_row(), owner=owner, visibility="public")
+    other_patch = LONG_PATCH.replace("line 7 new", "line 7 newer")
+    b = ingest(
+        eval_row(other_patch, resolved=False, instance="greet__greet-1x"),
+        owner=other_user,
+        visibility="public",
+    )
+    swe = ingest(sample("sweagent_run.traj"), owner=owner, visibility="public")
+    html = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
+    assert "Compare two runs" in html and "Resolved" in html and "Not resolved" in html
+    assert "line 7 newer" in html and 'class="d-add">+' in html  # the patches, diffed
+    assert html.count('<tr class="cmp-same">') >= 5
+    # Any two formats: an OpenHands evaluation row and a SWE-agent run of the same task.
+    mixed = Client().get(f"/compare/?a={a.share_id}&b={swe.share_id}")
+    assert mixed.status_code == 200
+    text = mixed.content.decode()
+    assert f'/t/{swe.share_id}/#step-1"' in text and f'/t/{a.share_id}/#step-1"' in text
+
+
+@pytest.mark.parametrize(
+    "caller, status",
+    [("anonymous", 404), ("other", 404), ("owner", 200), ("moderator", 200), ("staff", 200)],
+)
+def test_each_side_only_for_someone_who_may_see_it(
+    owner, other_user, moderator, staff, caller, status
+):
+    public = ingest(v0(["ls", "pytest"], "Fix it"), owner=other_user, visibility="public")
+    private = ingest(v0(["ls", "make"], "Fix it too"), owner=owner, visibility="private")
+    held = ingest(
+        v0(["ls", "cat"], "Fix it 3"), owner=owner, visibility="public", review_state="held"
+    )
+    client = Client()
+    user = {
+        "anonymous": None,
+        "other": other_user,
+        "owner": owner,
+        "moderator": moderator,
+        "staff": staff,
+    }[caller]
+    if user is not None:
+        client.force_login(user)
+    for hidden in (private, held):
+        for query in (
+            f"a={public.share_id}&b={hidden.share_id}",
+            f"a={hidden.share_id}&b={public.share_id}",
+            f"a={hidden.share_id}",
+        ):
+            response = client.get(f"/compare/?{query}")
+            assert response.status_code == status, (query, caller)
+            if status == 404:
+                assert hidden.share_id not in response.content.decode()
+    assert client.get(f"/compare/?a={public.share_id}&b={'0' * 64}").status_code == 404
+
+
+def test_each_side_is_redacted_for_visitors(owner):
+    a = ingest(
+        v0(["ls", f"export TOKEN={SECRET}"], "Fix it"),
+        owner=owner,
+        visibility="public",
+        redactions={SECRET: "<GITHUB_TOKEN_1>"},
+    )
+    b = ingest(v0(["ls", "pytest"], "Fix it again"), owner=owner, visibility="public", index=0)
+    html = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
+    assert SECRET not in html and "&lt;GITHUB_TOKEN_1&gt;" in html
+    client = Client()
+    client.force_login(owner)
+    assert SECRET in client.get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
+
+
+def test_compare_with_offers_public_runs_of_the_same_task(owner, other_user, moderator):
+    a = ingest(eval_row(), owner=owner, visibility="public")
+    same = ingest(eval_row(resolved=False), owner=other_user, visibility="public")
+    private = ingest(eval_row(), owner=moderator, visibility="private")
+    page = Client().get(a.get_absolute_url()).content.decode()
+    assert f'href="/compare/?a={a.share_id}"' in page
+    html = Client().get(f"/compare/?a={a.share_id}").content.decode()
+    assert f"b={same.share_id}" in html and private.share_id not in html
+    # A pasted address works as well as an id; a wrong one says so.
+    pasted = Client().get(
+        f"/compare/?a={a.share_id}&b=https://x.example/t/{same.share_id}/%23step-3"
+    )
+    assert pasted.status_code == 200 and "Final patches" in pasted.content.decode()
+    wrong = Client().get(f"/compare/?a={a.share_id}&b=nonsense").content.decode()
+    assert "not a trajectory address" in wrong
+
+
+def test_a_fixed_number_of_queries(owner, django_assert_num_queries):
+    a = ingest(v0([f"cmd {n}" for n in range(40)], "Task"), owner=owner, visibility="public")
+    b = ingest(
+        v0([f"cmd {n}" for n in range(0, 80, 2)], "Task 2"),
+        owner=owner,
+        visibility="public",
+        index=0,
+    )
+    with django_assert_num_queries(4):  # each side's access, each side's steps
+        response = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}")
+    assert response.status_code == 200
+    rows = re.findall(r'<tr class="cmp-(\w+(?:-\w)?)">', response.content.decode())
+    assert "only-a" in rows and "only-b" in rows and "same" in rows
+
+
+def test_rows_page_on(owner):
+    a = ingest(v0([f"a{n}" for n in range(300)], "Long"), owner=owner, visibility="public")
+    b = ingest(
+        v0([f"b{n}" for n in range(300)], "Long 2"), owner=owner, visibility="public", index=0
+    )
+    first = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
+    assert first.count("<tr class=") == 400
+    assert "from=400" in first
+    second = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}&from=400").content.decode()
+    assert second.count("<tr class=") == 601 - 400 and "Earlier rows" in second

@@ -13,6 +13,7 @@ urlpatterns = [
     path("browse/", site.browse, name="browse"),
     path("compare/", compare.compare_page, name="compare"),
     path("upload/", site.upload, name="upload"),
+    path("upload/done", site.upload_done, name="upload-done"),
     path("terms/", site.terms, name="terms"),
     path("privacy/", site.privacy, name="privacy"),
     path("license/", site.license_page, name="license"),

@@ -31,7 +31,8 @@ SHARE_ID = re.compile(r'href="/t/([0-9a-f]{64})/"')
 def post(client, data: bytes | None = None, name: str = "trajectory.json", **fields):
     if data is not None:
         fields["file"] = SimpleUploadedFile(name, data, content_type="application/json")
-    return client.post(UPLOAD, fields)
+    # The upload answers 303 to its result page (post/redirect/get), which a browser follows.
+    return client.post(UPLOAD, fields, follow=True)
 
 
 def shared_ids(response) -> list[str]:
@@ -84,7 +85,7 @@ def test_anonymous_upload_shows_link_and_password_once(client, sample):
         feedback_text="It found the button.",
     )
 
-    assert response.status_code == 201
+    assert response.status_code == 200
     trajectory = Trajectory.objects.get()
     assert (trajectory.owner, trajectory.visibility, trajectory.polarity) == (
         None,
@@ -108,9 +109,9 @@ def test_anonymous_upload_shows_link_and_password_once(client, sample):
     # Copy buttons wait for the script that makes them work.
     assert html.count('data-copy="shared-') == 2 and "hidden>Copy</button>" in html
     assert_csp_clean(html)
-    # Not cached anywhere; the page is the POST's answer, so the password is in no URL.
+    # Not cached anywhere; reached by a redirect, and the password is in no URL.
     assert "no-store" in response["Cache-Control"]
-    assert "Location" not in response
+    assert response.redirect_chain == [("/upload/done", 303)]
     assert 'name="robots" content="noindex' in html
 
 
@@ -144,7 +145,7 @@ def test_signed_in_upload_is_in_the_account_without_password(client, owner, samp
         polarity="negative",
     )
 
-    assert response.status_code == 201
+    assert response.status_code == 200
     trajectory = Trajectory.objects.get()
     assert trajectory.owner == owner
     assert (trajectory.visibility, trajectory.license, trajectory.polarity) == (
@@ -165,7 +166,7 @@ def test_multi_record_file_stores_the_good_ones_and_lists_the_bad(client, sample
 
     response = post(client, data, name="output.jsonl")
 
-    assert response.status_code == 207
+    assert response.status_code == 200
     stored = list(Trajectory.objects.order_by("created_at", "pk"))
     assert len(stored) == 2
     assert sorted(shared_ids(response)) == sorted(t.share_id for t in stored)
@@ -260,7 +261,7 @@ def test_oversized_body_is_refused_before_it_is_read(client, settings):
 
 def test_gzip_file_is_read_and_a_gzip_bomb_refused(client, settings, sample):
     data = gzip.compress(sample("openhands_v0_events.json"))
-    assert post(client, data, name="run.json.gz").status_code == 201
+    assert post(client, data, name="run.json.gz").status_code == 200
 
     settings.TRAJHUB_MAX_DECOMPRESSED_BYTES = 10_000
     bomb = gzip.compress(b"[" + b" " * 100_000 + b"]")
@@ -274,7 +275,7 @@ def test_a_chosen_format_overrides_detection(client):
     detected = post(client, AMBIGUOUS, name="chat.json")
     forced = post(client, AMBIGUOUS, name="chat.json", format="openai_messages")
 
-    assert detected.status_code == forced.status_code == 201
+    assert detected.status_code == forced.status_code == 200
     by_format = {t.source_format: t.num_events for t in Trajectory.objects.all()}
     assert by_format == {"sharegpt": 2, "openai_messages": 3}
 
@@ -307,20 +308,20 @@ def test_csrf_is_enforced(owner, sample):
 
     client.get(UPLOAD)
     token = client.cookies["csrftoken"].value
-    assert post(client, data, csrfmiddlewaretoken=token).status_code == 201
+    assert post(client, data, csrfmiddlewaretoken=token).status_code == 200
 
     client.force_login(owner)
     assert post(client, data).status_code == 403
     client.get(UPLOAD)
     token = client.cookies["csrftoken"].value
-    assert post(client, data, csrfmiddlewaretoken=token).status_code == 201
+    assert post(client, data, csrfmiddlewaretoken=token).status_code == 200
     assert Trajectory.objects.count() == 2
 
 
 def test_anonymous_rate_limit_says_so_with_429(client, settings, sample):
     settings.TRAJHUB_ANON_SHARES_PER_HOUR = 1
     data = sample("openhands_v0_events.json")
-    assert post(client, data).status_code == 201
+    assert post(client, data).status_code == 200
 
     response = post(client, data, title="Kept")
 
@@ -341,7 +342,7 @@ def test_anonymous_sharing_off_is_a_403_with_a_way_out(client, settings, owner, 
     assert "Anonymous sharing is turned off on this site" in text_of(response)
     assert 'href="/accounts/login/?next=/upload/"' in response.content.decode()
     client.force_login(owner)
-    assert post(client, data).status_code == 201
+    assert post(client, data).status_code == 200
 
 
 def test_text_from_the_file_and_the_form_is_escaped(client, sample):
@@ -349,7 +350,29 @@ def test_text_from_the_file_and_the_form_is_escaped(client, sample):
 
     response = post(client, sample("openhands_v0_events.json"), title=payload)
 
-    assert response.status_code == 201
+    assert response.status_code == 200
     html = response.content.decode()
     assert payload not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=" in html
+
+
+def test_reloading_the_result_uploads_nothing_again_and_the_password_is_shown_once(client, sample):
+    """The report: reloading the "Shared" page posted the file again. The upload now redirects
+    (303) to the result, and the one-time password waits in the session for that one page."""
+    first = client.post(
+        UPLOAD,
+        {"file": SimpleUploadedFile("a.json", sample("openhands_v0_events.json"))},
+    )
+    assert first.status_code == 303 and first["Location"] == "/upload/done"
+    assert Trajectory.objects.count() == 1
+    shown = client.get("/upload/done")
+    password = password_on(shown)
+    assert shown.status_code == 200 and password
+    assert trajectory_check_password(trajectory=Trajectory.objects.get(), password=password)
+    reloaded = client.get("/upload/done", follow=True)
+    assert reloaded.redirect_chain == [("/upload/", 302)]
+    assert password not in reloaded.content.decode()
+    assert "shown once" in text_of(reloaded)
+    assert Trajectory.objects.count() == 1
+    # Another browser never sees the result.
+    assert password not in Client().get("/upload/done", follow=True).content.decode()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
@@ -35,6 +36,7 @@ from apps.trajectories.services import (
     trajectory_ingest,
 )
 
+UPLOAD_RESULT_KEY = "upload_result"
 BROWSE_PAGE_SIZES = (25, 50, 100)
 FILTER_FIELDS = ("agent", "model", "polarity", "source_format", "date_from", "date_to")
 SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
@@ -216,16 +218,31 @@ def _upload(request: HttpRequest) -> HttpResponse:
         )
     if user is None:
         _remember_unlocked(request, [item.trajectory.share_id for item in result.stored])
-    response = render(
-        request,
-        "pages/upload_done.html",
-        {
-            "shared": [_shared_item(item) for item in result.stored],
-            "record_errors": result.errors,
-            "anonymous": user is None,
-        },
-        status=207 if result.errors else 201,
-    )
+    # Post/redirect/get: reloading the result must not upload the file again. The result (with
+    # the one-time passwords) waits in the session for the one page that shows it.
+    request.session[UPLOAD_RESULT_KEY] = {
+        "shared": [_shared_item(item) for item in result.stored],
+        "record_errors": result.errors,
+        "anonymous": user is None,
+    }
+    response = redirect("upload-done")
+    response.status_code = 303
+    return response
+
+
+@require_GET
+def upload_done(request: HttpRequest) -> HttpResponse:
+    """The result of the upload just made, once: the passwords leave the session as they are
+    shown, so a reload (or a later visit) finds nothing and goes back to the form."""
+    result = request.session.pop(UPLOAD_RESULT_KEY, None)
+    if not isinstance(result, dict):
+        messages.info(
+            request,
+            "That upload's result was shown once (its passwords are not kept). Open or delete "
+            "an anonymous share from its page with its password.",
+        )
+        return redirect("upload")
+    response = render(request, "pages/upload_done.html", result)
     # The page holds the one-time passwords: no cache may keep it.
     add_never_cache_headers(response)
     return response
@@ -260,6 +277,8 @@ def _sentence(message: str) -> str:
 
 
 def _shared_item(item: StoredTrajectory) -> dict:
+    """What the result page shows of one stored trajectory, as plain values (it waits in the
+    session between the upload and the page)."""
     trajectory = item.trajectory
     if trajectory.visibility != Visibility.PUBLIC:
         state = "private"
@@ -271,7 +290,8 @@ def _shared_item(item: StoredTrajectory) -> dict:
         state = "public once a moderator has reviewed it"
     path = trajectory.get_absolute_url()
     return {
-        "trajectory": trajectory,
+        "title": trajectory.title,
+        "num_events": trajectory.num_events,
         "created": item.created,
         "password": item.password,
         "path": path,

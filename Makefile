@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
+# Absolute links (the API's `url`, the upload page, feeds, sitemaps, the CLI) come from
+# TRAJHUB_SITE_URL, which tasks and commands read too (they have no request): it follows PORT
+# unless set.
+SITE_URL := $(or $(TRAJHUB_SITE_URL),http://127.0.0.1:$(PORT))
 
 .PHONY: install run test lint bench clean
 
@@ -19,10 +23,11 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo_data --if-empty --count 36
-	@echo "TrajHub at http://127.0.0.1:$(PORT)/ (Ctrl-C stops the site, the worker and beat)"
+	@echo "TrajHub at $(SITE_URL)/ (Ctrl-C stops the site, the worker and beat)"
 	@# The worker (with beat inside it) runs beside the site on the filesystem broker; it stops
 	@# when the site stops, whether by Ctrl-C or because runserver could not start.
-	@$(BIN)/celery -A config worker --beat --pool=solo --loglevel=warning & worker=$$!; \
+	@export TRAJHUB_SITE_URL=$(SITE_URL); \
+	  $(BIN)/celery -A config worker --beat --pool=solo --loglevel=warning & worker=$$!; \
 	  trap 'kill -TERM $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 

@@ -36,6 +36,46 @@ def test_makefile_runs_these_commands():
     assert re.search(r"\$\(BIN\)/python manage.py runserver 127\.0\.0\.1:\$\(PORT\)", recipe)
 
 
+def test_make_run_on_another_port_makes_every_absolute_link_follow_it(tmp_path):
+    """The report: with PORT=8101 every absolute link said :8000. The site and the worker get
+    TRAJHUB_SITE_URL from PORT (unless it is set), and the settings take it from there."""
+    import os
+    import shutil
+    import subprocess
+
+    make = shutil.which("make")
+    if make is None:
+        from tests.conftest import skip_or_fail
+
+        skip_or_fail("make is not installed")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAJHUB_", "MAKE"))}
+    dry = subprocess.run(
+        [make, "-n", "run", "PORT=8101"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert dry.returncode == 0, dry.stderr
+    serve = dry.stdout.split("export TRAJHUB_SITE_URL=", 1)[1]
+    assert serve.startswith("http://127.0.0.1:8101;")
+    assert "celery -A config worker" in serve and "runserver 127.0.0.1:8101" in serve
+    assert "TrajHub at http://127.0.0.1:8101/" in dry.stdout
+    explicit = subprocess.run(
+        [make, "-n", "run", "PORT=8101"],
+        cwd=ROOT,
+        env={**env, "TRAJHUB_SITE_URL": "https://hub.example.org"},
+        capture_output=True,
+        text=True,
+    )
+    assert "export TRAJHUB_SITE_URL=https://hub.example.org;" in explicit.stdout
+    # What the settings make of it: the API's `url` and the other absolute links.
+    site_url = subprocess.run(
+        [_executable("python"), "-c", "import config.settings as s; print(s.SITE_URL)"],
+        cwd=ROOT,
+        env={**env, "TRAJHUB_SITE_URL": "http://127.0.0.1:8101", "TRAJHUB_VAR_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert site_url.stdout.strip() == "http://127.0.0.1:8101", site_url.stderr
+
+
 @pytest.fixture
 def embedded(tmp_path):
     import os

@@ -389,6 +389,10 @@ TRAJHUB_EMAIL_DELETION_HOURS = env_int("TRAJHUB_EMAIL_DELETION_HOURS", 24)
 TRAJHUB_EMAIL_DELETION_PER_HOUR = env_int("TRAJHUB_EMAIL_DELETION_PER_HOUR", 5)
 # Data export (accounts): how long a built archive stays downloadable.
 TRAJHUB_EXPORT_KEEP_DAYS = env_int("TRAJHUB_EXPORT_KEEP_DAYS", 7)
+# Where a GitHub avatar may be fetched from (scheme://host prefixes): nothing else is requested.
+TRAJHUB_AVATAR_SOURCES = env_list(
+    "TRAJHUB_AVATAR_SOURCES", ["https://avatars.githubusercontent.com/"]
+)
 TRAJHUB_AUTO_REDACT_KINDS = env_list("TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address"])
 # Added to apps.moderation.scanners.DEFAULT_ALLOWLIST (reserved example domains, loopback/private/
 # documentation networks, placeholders). Keys: domains, networks, values, patterns, phones;

@@ -6,5 +6,13 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
-        # Registers the token scheme with drf-spectacular (extensions register on import).
-        from apps.accounts import schema  # noqa: F401
+        from allauth.account.signals import user_logged_in
+        from allauth.socialaccount.signals import social_account_added
+
+        # schema registers the token scheme with drf-spectacular (extensions register on import).
+        from apps.accounts import receivers, schema  # noqa: F401
+
+        user_logged_in.connect(receivers.github_signed_in, dispatch_uid="accounts-avatar-login")
+        social_account_added.connect(
+            receivers.github_signed_in, dispatch_uid="accounts-avatar-connect"
+        )

@@ -5,6 +5,10 @@ from django.db import models
 class User(AbstractUser):
     """A TrajHub account. Moderators are members of the "moderators" group or staff."""
 
+    # The GitHub avatar, fetched once into our own storage (the CSP allows images from the site
+    # only) and served from /u/<username>/avatar; empty: none.
+    avatar_path = models.CharField(max_length=200, blank=True)
+
     @property
     def is_moderator(self) -> bool:
         if self.is_staff or self.is_superuser:

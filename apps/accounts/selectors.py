@@ -101,3 +101,12 @@ def exports_for(user: User) -> QuerySet[DataExport]:
 
 def owned_count(user: User) -> int:
     return site_selectors.owned_list(user).count()
+
+
+def github_login(user: User) -> str:
+    """The GitHub handle of a linked GitHub account ("" when none)."""
+    from allauth.socialaccount.models import SocialAccount
+
+    account = SocialAccount.objects.filter(user=user, provider="github").only("extra_data").first()
+    login = (account.extra_data or {}).get("login", "") if account is not None else ""
+    return login if isinstance(login, str) else ""

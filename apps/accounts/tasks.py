@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import smtplib
 
 from celery import shared_task
@@ -9,6 +10,8 @@ from django.db import OperationalError
 
 from apps.accounts import notices
 from apps.accounts.models import DataExport, Notice
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -56,3 +59,20 @@ def export_expired_sweep() -> int:
     from apps.accounts.services.export import export_expired_sweep as sweep
 
     return sweep()
+
+
+@shared_task(name="apps.accounts.tasks.avatar_fetch_task", autoretry_for=(OperationalError,))
+def avatar_fetch_task(user_id: int, url: str) -> bool:
+    """Fetch a GitHub avatar into storage once (queued on GitHub sign-in)."""
+    from apps.accounts.models import User
+    from apps.accounts.services.avatars import AvatarError, avatar_fetch
+
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        return False
+    try:
+        return avatar_fetch(user=user, url=url)
+    except AvatarError as exc:
+        # Not transient enough to retry: the profile shows no picture, the next sign-in tries again.
+        logger.warning("avatar of account %s not stored: %s", user_id, exc)
+        return False

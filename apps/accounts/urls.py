@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from apps.accounts.views import claims, dashboard, data, email_deletion, notices, tokens
+from apps.accounts.views import claims, dashboard, data, email_deletion, notices, profiles, tokens
 
 SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
 
@@ -19,6 +19,8 @@ urlpatterns = [
     path("me/export/<int:export_id>/download", data.export_download, name="me-export-download"),
     path("me/delete-account/", data.account_delete_view, name="me-account-delete"),
     # Without signing in
+    path("u/<str:username>/", profiles.profile, name="profile"),
+    path("u/<str:username>/avatar", profiles.avatar, name="profile-avatar"),
     path("delete-by-email/", email_deletion.email_deletion, name="email-deletion"),
     path(
         "delete-by-email/<str:token>",

@@ -85,6 +85,7 @@ MATRIX = [
     ),
     ("account deletion page", "get", "/me/delete-account/", {}, {"anonymous": LOGIN, "*": 200}),
     ("email deletion form", "get", "/delete-by-email/", {}, {"*": 200}),
+    ("public profile", "get", "/u/owner/", {}, {"*": 200}),
 ]
 
 # What must be unchanged after a caller who is not the owner tried each write.
@@ -127,7 +128,11 @@ def test_each_account_page_answers_each_caller(
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
     else:
         assert response.status_code == want, (name, caller, response.status_code)
-    if response.status_code == 200 and caller not in ("owner", "anonymous"):
+    if name == "public profile":
+        # The owner's public, approved trajectory is on it for everyone; nothing else is.
+        assert "Owner&#x27;s own" in response.content.decode()
+        assert "owner&#x27;s token" not in response.content.decode()
+    elif response.status_code == 200 and caller not in ("owner", "anonymous"):
         # Nothing of the owner's shows on anyone else's account pages.
         assert "Owner&#x27;s own" not in response.content.decode()
         assert "owner&#x27;s token" not in response.content.decode()

@@ -59,7 +59,8 @@ def test_pages_of_signed_in_people_and_anonymous_sharers(owner):
     client.force_login(owner)
     problems = []
     pages = ("/me/", "/me/?visibility=private&ordering=-size", "/me/notices/", "/me/tokens/")
-    for url in (*pages, "/me/claim/", "/me/export/", "/me/delete-account/", "/delete-by-email/"):
+    more = ("/me/claim/", "/me/export/", "/me/delete-account/", "/delete-by-email/", "/u/owner/")
+    for url in (*pages, *more):
         problems += check(client.get(url), url)
     for name in ("me-delete", "me-edit"):
         problems += check(client.get(reverse(name, args=[trajectory.share_id])), name)

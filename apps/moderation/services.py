@@ -9,6 +9,8 @@ change meanwhile; if it did, the change sent its own `trajectory_stored` and a n
 from __future__ import annotations
 
 import logging
+import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -147,6 +149,7 @@ def _entries(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str
 def _find(scanner: scanners.Scanner, trajectory: Trajectory) -> list[_Located]:
     found: list[_Located] = []
     batch: list[tuple[int | None, str, str, str | None]] = []
+    cut: list[tuple[int | None, str, str]] = []
     size = 0
 
     def flush() -> None:
@@ -169,12 +172,54 @@ def _find(scanner: scanners.Scanner, trajectory: Trajectory) -> list[_Located]:
             continue
         batch.append(entry)
         size += len(text)
+        if (
+            len(cut) < _MAX_CUT_TEXTS
+            and len(text) <= _MAX_CUT_CHARS
+            and ("…" in text or "..." in text)
+        ):
+            cut.append((entry[0], entry[1], text))
         if len(batch) >= _BATCH_STRINGS or size >= _BATCH_CHARS:
             flush()
             size = 0
     if batch:
         flush()
+    if cut and found:
+        found.extend(_partials(found, cut))
     return found
+
+
+# A value cut short by an ellipsis: `…sk-proj-4f9aQ…` in a title made from the first message.
+_CUT = re.compile(r"([^\s\"'<>()\[\]{}`]{6,}?)(?:…|\.\.\.)")
+_MAX_CUT_TEXTS = 5000
+_MAX_CUT_CHARS = 200_000
+_MIN_PARTIAL = 6
+
+
+def _partials(found: list[_Located], texts: list[tuple[int | None, str, str]]) -> list[_Located]:
+    """Partial secrets: the start of a found value cut off by an ellipsis (the automatic title
+    stops at 119 characters and adds "…"; previews cut the same way). A partial secret is a
+    secret: it gets the placeholder of the value it is the start of."""
+    kind_of: dict[str, str] = {}
+    for located in found:
+        kind_of.setdefault(located.detection.shown, located.detection.kind)
+    values = sorted(kind_of)
+    out: list[_Located] = []
+    for position, path, text in texts:
+        for match in _CUT.finditer(text):
+            token, base = match.group(1), match.start(1)
+            for i in range(len(token) - _MIN_PARTIAL + 1):
+                if i and token[i - 1].isalnum():
+                    continue
+                part = token[i:]
+                index = bisect_left(values, part)
+                if index < len(values) and values[index].startswith(part) and values[index] != part:
+                    value = values[index]
+                    detection = scanners.Detection(
+                        kind_of[value], part, base + i, match.end(1), value
+                    )
+                    out.append(_Located(position, path, detection))
+                    break
+    return out
 
 
 def _placeholders(found: list[_Located], previous: dict[str, str]) -> dict[str, str]:

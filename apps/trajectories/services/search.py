@@ -17,16 +17,18 @@ SEARCH_TEXT_CHARS = 100_000
 def _search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | None) -> str:
     """Title and event texts, capped, with the trajectory's redactions applied: search must not
     find a trajectory by what its public pages hide (searching an email address would confirm
-    that a trajectory contains it)."""
-    parts = [title]
-    size = len(title)
+    that a trajectory contains it). Each text is redacted whole and only then cut: a secret
+    straddling the cap, cut first, would no longer match its redaction and survive in part."""
+    redact = redactor(redactions)
+    parts = [redact(title)]
+    size = len(parts[0])
     for text in texts:
         if size >= SEARCH_TEXT_CHARS:
             break
         if text:
-            parts.append(text[: SEARCH_TEXT_CHARS - size])
+            parts.append(redact(text)[: SEARCH_TEXT_CHARS - size])
             size += len(parts[-1]) + 1
-    return redactor(redactions)("\n".join(parts)[:SEARCH_TEXT_CHARS])
+    return "\n".join(parts)[:SEARCH_TEXT_CHARS]
 
 
 def _update_search_vector(trajectory: Trajectory) -> None:

@@ -359,7 +359,12 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "TrajHub API",
-    "DESCRIPTION": "Share, fetch and download AI agent trajectories.",
+    # Swagger UI renders the description as Markdown: the way back to the site from the docs.
+    "DESCRIPTION": (
+        "Share, fetch and download AI agent trajectories.\n\n"
+        "[← Back to the site](/) · [Browse](/browse/) · [Stats](/stats/) · "
+        "[Releases](/releases/)"
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI from our own static files: the docs work offline and under our CSP.

@@ -7,8 +7,11 @@ class TrajectoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.trajectories import receivers
-        from apps.trajectories.signals import public_set_changed
+        from apps.trajectories.signals import public_set_changed, trajectory_deleted
 
         public_set_changed.connect(
             receivers.forget_public_facets, dispatch_uid="trajectories.forget_public_facets"
+        )
+        trajectory_deleted.connect(
+            receivers.forget_compare_steps, dispatch_uid="trajectories.forget_compare_steps"
         )

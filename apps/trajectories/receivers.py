@@ -8,3 +8,10 @@ def forget_public_facets(sender, *, trajectory_ids: list[int], **kwargs) -> None
     from apps.trajectories.selectors.site import public_facets_forget
 
     public_facets_forget()
+
+
+def forget_compare_steps(sender, *, share_id: str, **kwargs) -> None:
+    """A deleted trajectory's text goes at once: also the step summaries /compare/ cached."""
+    from apps.trajectories.selectors.compare import compare_steps_forget
+
+    compare_steps_forget(share_id)

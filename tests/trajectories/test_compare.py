@@ -213,3 +213,24 @@ def test_rows_page_on(owner):
     assert "from=400" in first
     second = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}&from=400").content.decode()
     assert second.count("<tr class=") == 601 - 400 and "Earlier rows" in second
+
+
+def test_steps_are_cached_until_stored_again_or_deleted(
+    owner, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    from django.core.cache import cache
+
+    from apps.trajectories.services import trajectory_delete
+
+    a = ingest(v0(["ls", "pytest"], "Task"), owner=owner, visibility="public")
+    b = ingest(v0(["ls", "make"], "Task 2"), owner=owner, visibility="public", index=0)
+    url = f"/compare/?a={a.share_id}&b={b.share_id}"
+    Client().get(url)
+    with django_assert_num_queries(2):  # the two access checks; the steps come from the cache
+        assert Client().get(url).status_code == 200
+    assert cache.get(f"compare:steps:{a.share_id}") is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_delete(trajectory=a, reason="owner")
+    # Its text goes at once, the cached step summaries too.
+    assert cache.get(f"compare:steps:{a.share_id}") is None
+    assert Client().get(url).status_code == 404

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
+from django.core.cache import cache
 from django.db.models import Q
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr
@@ -22,6 +23,7 @@ from apps.trajectories.models import Event, Trajectory
 COMPARE_MAX_STEPS = 5000
 SUMMARY_CHARS = 300
 CANDIDATES = 12
+STEPS_CACHE_SECONDS = 3600
 _SPACE = re.compile(r"\s+")
 
 
@@ -69,9 +71,40 @@ COMMAND_PATHS = (
 )
 
 
+def _steps_key(share_id: str) -> str:
+    return f"compare:steps:{share_id}"
+
+
 def compare_steps(trajectory: Trajectory) -> list[Step]:
-    """The steps of a trajectory, short: an action's command (or the first line of its text),
-    anything else's first line (of the first SUMMARY_CHARS of its text). One query."""
+    """The steps of a trajectory, short (see _read_steps). Cached: reading them means reading
+    every event's text (long outputs) and data out of the database, hundreds of milliseconds for
+    2,000 steps, while the steps of a stored trajectory only change when it is stored again
+    (its updated_at moves) and go when it is deleted (compare_steps_forget, on
+    trajectory_deleted). The summaries are kept unredacted, like the rows they come from: each
+    reader's page redacts them."""
+    stamp = (
+        trajectory.updated_at.isoformat() if trajectory.updated_at else "",
+        trajectory.num_events,
+    )
+    cached = cache.get(_steps_key(trajectory.share_id))
+    if cached is not None and tuple(cached[0]) == stamp:
+        return [Step(*row) for row in cached[1]]
+    steps = _read_steps(trajectory)
+    cache.set(
+        _steps_key(trajectory.share_id),
+        (stamp, [astuple(step) for step in steps]),
+        STEPS_CACHE_SECONDS,
+    )
+    return steps
+
+
+def compare_steps_forget(share_id: str) -> None:
+    cache.delete(_steps_key(share_id))
+
+
+def _read_steps(trajectory: Trajectory) -> list[Step]:
+    """An action's command (or the first line of its text), anything else's first line (of the
+    first SUMMARY_CHARS of its text). One query."""
     command = Substr(Coalesce(*(KT(path) for path in COMMAND_PATHS)), 1, SUMMARY_CHARS)
     rows = (
         Event.objects.filter(trajectory=trajectory)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import socket
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from apps.datasets import services
@@ -30,14 +30,16 @@ def release_run() -> str:
 
 
 @shared_task(
+    bind=True,
     name="apps.datasets.tasks.release_shard",
     soft_time_limit=settings.TRAJHUB_RELEASE_TIME_LIMIT,
     time_limit=settings.TRAJHUB_RELEASE_TIME_LIMIT + 300,
     acks_late=False,
 )
-def release_shard(shard_id: int) -> str | None:
+def release_shard(self: Task, shard_id: int) -> str | None:
     """Build one shard of a release split across workers; the last one publishes."""
     shard = ReleaseShard.objects.select_related("release").filter(pk=shard_id).first()
     if shard is None:
         return None
-    return services.release_shard_build(shard=shard, worker=socket.gethostname())
+    worker = self.request.hostname or socket.gethostname()
+    return services.release_shard_build(shard=shard, worker=worker)

@@ -152,3 +152,67 @@ def test_healthz_probes_s3(bucket, client, settings, s3_endpoint):
     response = client.get("/healthz")
     assert response.status_code == 503
     assert "NoSuchBucket" in response.json()["storage"]
+
+
+def test_release_files_go_to_s3_and_download_through_signed_urls(
+    bucket, client, owner, settings, tmp_path
+):
+    import requests
+
+    from apps.datasets import services
+    from apps.trajectories.services import trajectory_delete
+    from tests.datasets.conftest import share
+
+    settings.TRAJHUB_RELEASE_BUILD_DIR = str(tmp_path / "build")
+    settings.TRAJHUB_RELEASE_OPT_OUT_DAYS = 0
+    first = share(user=owner, seed=71, screenshots=1)
+    share(user=owner, seed=72)
+    release = services.release_run(force=True).release
+    keys = [key for key in bucket() if key.startswith("releases/")]
+    assert "releases/v1/manifest.json" in keys and "releases/v1/README.md" in keys
+    assert "releases/v1/data/train-00000-of-00001.parquet" in keys
+
+    detail = client.get("/api/v1/releases/1").json()
+    for item in detail["files"]:
+        redirect = client.get(item["url"].removeprefix(settings.SITE_URL))
+        assert redirect.status_code == 302
+        signed = redirect["Location"]
+        assert "Signature=" in signed and "Expires=" in signed  # query-string auth
+        body = requests.get(signed, timeout=10).content
+        assert hashlib.sha256(body).hexdigest() == item["sha256"]
+        # Without the signature the store refuses it.
+        assert requests.get(signed.split("?", 1)[0], timeout=10).status_code == 403
+
+    # Superseded files are taken down from S3 when the setting says so.
+    settings.TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = True
+    trajectory_delete(trajectory=first)
+    services.release_run(force=True)
+    release.refresh_from_db()
+    assert release.files_deleted
+    keys = bucket()
+    assert not any(key.startswith("releases/v1/") for key in keys)
+    assert "releases/v2/manifest.json" in keys
+    assert client.get("/releases/1/files/manifest.json").status_code == 404
+
+
+def test_a_failed_release_build_leaves_nothing_in_s3(
+    bucket, owner, settings, tmp_path, monkeypatch
+):
+    from apps.datasets import services
+    from apps.datasets.services import storage as release_storage
+    from tests.datasets.conftest import share
+
+    settings.TRAJHUB_RELEASE_BUILD_DIR = str(tmp_path / "build")
+    settings.TRAJHUB_RELEASE_OPT_OUT_DAYS = 0
+    share(user=owner, seed=73)
+    upload = release_storage.upload
+
+    def failing(prefix, path, local):
+        if path == "README.md":
+            raise OSError("connection reset")
+        upload(prefix, path, local)
+
+    monkeypatch.setattr(release_storage, "upload", failing)
+    result = services.release_run(force=True)
+    assert result.action == "failed"
+    assert not any(key.startswith("releases/") for key in bucket())

@@ -10,6 +10,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.conf import settings
 
 from apps.datasets import schema, selectors
@@ -85,7 +86,7 @@ def release_rows(
                 kind=kind,
                 type=type_,
                 text=redact(text),
-                data=redact_data(data, redact),
+                data=redact_data(orjson.loads(data), redact),
                 original_id=redact(original_id),
                 timestamp=timestamp,
                 cause=redact(cause),

@@ -26,9 +26,11 @@ _TERMINAL = re.compile(ANSI.pattern + "|" + _CONTROL.pattern)
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # A line break between two runs of token characters, the first line long enough to be a
 # terminal's full width: where a terminal wraps a long key.
-# The next line must go on with token characters up to a space or its end: `HOME=/root` after
-# `KEY=value` is a new line, not the rest of the value.
-_JUNCTION = re.compile(r"(?<=[^\s\x00]{12})\r?\n(?=[A-Za-z0-9_+/-]{6,}=*(?:[\s\x00]|$))")
+# The next line must go on with token characters up to a space or its end, and not start an
+# assignment of its own: `HOME=/root` after `KEY=value` is a new line, not the rest of the value.
+_JUNCTION = re.compile(
+    r"(?<=[^\s\x00]{12})\r?\n(?![A-Z_][A-Z0-9_]*=)(?=[A-Za-z0-9_+/=.-]+(?:[\s\x00]|$))"
+)
 _WRAP_MIN_LINE = 20
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,8192}={0,2}(?![A-Za-z0-9+/=_-])")
 _MAX_DECODED = 4096  # Base64 runs decoded per text: bounds the work on a text full of them

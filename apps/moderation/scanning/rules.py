@@ -136,9 +136,57 @@ _END = rf"(?![{_B64URL}])"
 _ASSIGN = r"[\"']?\s*(?:=|:|=>|:=)\s*[\"']?"
 _VALUE = r"(?P<value>[^\s\"'`,;<>(){}\[\]\\\x00]{8,256})"
 
+# Vendor formats that the library's rules find only next to the vendor's name (or not at all),
+# though the format alone is distinctive: (kind, prefix, body after the prefix).
+# fmt: off
+_PREFIXED: tuple[tuple[str, str, str], ...] = (
+    ("clickhouse_api_key", "4b1d", r"[A-Za-z0-9]{38}"),
+    ("gocardless_token", "live_", r"[A-Za-z0-9_\-=]{40}"),
+    ("grafana_api_key", "eyJrIjoi", r"[A-Za-z0-9]{32,400}={0,3}"),
+    ("grafana_token", "glc_", r"[A-Za-z0-9+/]{32,400}={0,3}"),
+    ("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    ("mailgun_api_key", "key-", r"[a-f0-9]{32}"),
+    ("mailgun_api_key", "pubkey-", r"[a-f0-9]{32}"),
+    ("mapbox_token", "pk.", r"[a-z0-9]{60}(?:\.[a-z0-9]{22})?"),
+    ("mapbox_token", "sk.", r"[a-z0-9]{60}(?:\.[a-z0-9]{22})?"),
+    ("new_relic_key", "NRJS-", r"[a-f0-9]{19}"),
+    ("new_relic_key", "NRII-", r"[a-z0-9-]{32}"),
+    ("new_relic_key", "NRAK-", r"[a-z0-9]{27}"),
+    ("plaid_token", "access-", r"(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
+    ("planetscale_token", "pscale_", r"(?:tkn|oauth|pw)_[\w=.-]{32,64}"),
+    ("typeform_token", "tfp_", r"[a-z0-9\-_.=]{59}"),
+    ("yandex_token", "t1.", r"[A-Z0-9a-z_-]+={0,2}\.[A-Z0-9a-z_-]{86}={0,2}"),
+    ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}"),
+    ("duffel_token", "duffel_", r"(?:test|live)_[a-z0-9_\-=]{43}"),
+    ("frameio_token", "fio-u-", r"[a-z0-9\-_=]{64}"),
+)
+# fmt: on
+
+
+def _prefixed_rules() -> tuple[Rule, ...]:
+    rules = []
+    for index, (kind, prefix, body) in enumerate(_PREFIXED):
+        boundary = rf"(?<![A-Za-z0-9_\-.]{re.escape(prefix)})"
+        rules.append(
+            Rule(
+                f"prefixed_{index}",
+                kind,
+                SECRET,
+                "literal",
+                prefix[0],
+                rf"{re.escape(prefix[1:])}{boundary}{body}(?![A-Za-z0-9_\-=])",
+                (prefix,),
+                random_looking,
+                0,
+            )
+        )
+    return tuple(rules)
+
+
 # Fields: name, kind, category, family, first, pattern, triggers, check, priority.
 # fmt: off
 RULES: tuple[Rule, ...] = (
+    *_prefixed_rules(),
     # ---- key formats the library misses: literal anchors, case-sensitive ------------------------
     Rule(
         "anthropic", "anthropic_api_key", SECRET, "literal", "s",

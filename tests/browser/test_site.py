@@ -191,3 +191,29 @@ def test_screenshots_of_every_page(browser_page, some_public, owner, browser_log
     # 404 pages log their status in the console; nothing else may have.
     assert all("404" in error for error in browser_page.console_errors)
     assert browser_page.dialogs == [] and browser_page.page_errors == []
+
+
+def test_a_share_made_public_reloads_itself_until_its_scan_has_passed(browser_page):
+    """The "being checked" page reloads by itself (a meta refresh, no script: the CSP holds) and
+    shows the trajectory once it is approved; the held and deleted pages, at both widths."""
+    from apps.trajectories.models import Trajectory
+    from apps.trajectories.services import trajectory_delete
+
+    page = browser_page.page
+    waiting = make_trajectory(title="Checked soon", visibility="public", review_state="pending")
+    held = make_trajectory(title="Held one", visibility="public", review_state="held")
+    gone = make_trajectory(title="Gone one", visibility="public")
+    trajectory_delete(trajectory=gone)
+    answer = browser_page.goto(f"/t/{waiting.share_id}/")
+    assert answer.status == 202 and "Checked soon" not in page.content()
+    browser_page.screenshot("status-checking-desktop")
+    Trajectory.objects.filter(pk=waiting.pk).update(review_state="approved")
+    page.get_by_role("heading", name="Checked soon").wait_for(timeout=15_000)
+    for name, trajectory, status in (("held", held, 200), ("deleted", gone, 410)):
+        for width, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+            page.set_viewport_size(viewport)
+            assert browser_page.goto(f"/t/{trajectory.share_id}/").status == status
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+            browser_page.screenshot(f"status-{name}-{width}")
+    # The only console messages: the browser noting the deleted page's 410.
+    assert all("410 (Gone)" in error for error in browser_page.console_errors)

@@ -198,7 +198,12 @@ class TrajectoryListView(JsonApiView):
                 ("visibility", "private (default) or public"),
                 ("polarity", "positive, negative or none"),
                 ("feedback_text", "what went well or badly"),
-                ("session_id", "the client's session id: a later share updates the same one"),
+                (
+                    "session_id",
+                    "the client's session id (kept only as an HMAC, never shown): a later share "
+                    "with it continues the same trajectory, from the same account or, "
+                    "anonymously, with the same email",
+                ),
                 ("title", "title"),
                 ("license_agreed", "true to agree to the site's licence (needed for public)"),
                 ("format", "force a format instead of detecting it"),

@@ -26,7 +26,7 @@ class TrajectoryQuerySet(models.QuerySet):
             Q(num_events__gt=OuterRef("num_events"))
             | Q(num_events=OuterRef("num_events"), id__gt=OuterRef("id")),
             chain_key=OuterRef("chain_key"),
-        )
+        ).exclude(chain_key="")  # says what the partial index traj_public_chain covers
         return self.public().filter(Q(chain_key="") | ~Exists(longer))
 
     def ever_shown(self) -> TrajectoryQuerySet:

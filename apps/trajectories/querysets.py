@@ -22,11 +22,16 @@ class TrajectoryQuerySet(models.QuerySet):
         extend an earlier anonymous share of the same email that its sender could not prove to
         be theirs: services/dedup.py). Ties go to the newest. Chain members stay public on their
         own pages; lists just do not repeat one session."""
-        longer = self.model.objects.public().filter(
-            Q(num_events__gt=OuterRef("num_events"))
-            | Q(num_events=OuterRef("num_events"), id__gt=OuterRef("id")),
-            chain_key=OuterRef("chain_key"),
-        ).exclude(chain_key="")  # says what the partial index traj_public_chain covers
+        # exclude(chain_key=""): says what the partial index traj_public_chain covers.
+        longer = (
+            self.model.objects.public()
+            .filter(
+                Q(num_events__gt=OuterRef("num_events"))
+                | Q(num_events=OuterRef("num_events"), id__gt=OuterRef("id")),
+                chain_key=OuterRef("chain_key"),
+            )
+            .exclude(chain_key="")
+        )
         return self.public().filter(Q(chain_key="") | ~Exists(longer))
 
     def ever_shown(self) -> TrajectoryQuerySet:

@@ -144,8 +144,9 @@ def test_query_count_does_not_grow_with_the_page(
             title=f"Run {index}", agent=f"agent-{index % 7}", model_name=f"m-{index % 5}"
         )
 
-    # Cold cache: the count, the page, and the two facet lists (agents, models).
-    with django_assert_num_queries(4):
+    # Cold cache: the count, the page, the results' snippets (a search) and the two facet lists
+    # (agents, models).
+    with django_assert_num_queries(5):
         response = client.get(f"/browse/?per_page={per_page}&q=run")
     assert len(titles(response)) == min(count, per_page)
     # Warm cache: the facets come from the cache.

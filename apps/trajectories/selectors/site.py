@@ -6,6 +6,7 @@ every public read here starts from `Trajectory.objects.public()`, the one place 
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,8 +26,11 @@ from django.db.models import (
     Value,
 )
 from django.db.models.expressions import RawSQL
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from apps.trajectories.models import Trajectory
+from apps.trajectories.redaction import redactor
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -163,3 +167,81 @@ def _holding_no_redacted_value(queryset: QuerySet[Trajectory], field: str) -> Qu
 def owned_list(user: User) -> QuerySet[Trajectory]:
     """A signed-in user's own trajectories in every state, newest first."""
     return Trajectory.objects.owned_by(user).only(*LIST_FIELDS).order_by("-created_at", "-id")
+
+
+SNIPPET_WORDS = 28
+SNIPPET_CHARS = 240
+_HIT_OPEN, _HIT_CLOSE = "\ue010", "\ue011"  # never escaped, never in what we show
+_LT, _GT = "\ue012", "\ue013"
+
+
+def search_snippets(trajectories: list[Trajectory], q: str) -> dict[int, str]:
+    """For each listed search result, a short passage of its search text around the words
+    searched for, with the hits between _HIT_OPEN/_HIT_CLOSE (snippet_html makes them <mark>).
+
+    Only ever from `search_text`, which is the redacted text (services/search.py): the snippet
+    cannot show what the page hides. PostgreSQL's ts_headline picks the passage the same way
+    the search matched; SQLite looks for the first word. One query.
+    """
+    q = (q or "").strip()
+    ids = [t.pk for t in trajectories]
+    if not q or not ids:
+        return {}
+    if connection.vendor == "postgresql":
+        from django.contrib.postgres.search import SearchHeadline, SearchQuery
+        from django.db.models.functions import Replace
+
+        rows = (
+            Trajectory.objects.filter(pk__in=ids)
+            .annotate(
+                snippet=SearchHeadline(
+                    # ts_headline drops what looks like an HTML tag, placeholders included
+                    # (<EMAIL_1>): angle brackets stand in as sentinels and come back after.
+                    Replace(Replace("search_text", Value("<"), Value(_LT)), Value(">"), Value(_GT)),
+                    SearchQuery(q, search_type="websearch", config="english"),
+                    config="english",
+                    start_sel=_HIT_OPEN,
+                    stop_sel=_HIT_CLOSE,
+                    max_words=SNIPPET_WORDS,
+                    min_words=SNIPPET_WORDS // 2,
+                    max_fragments=2,
+                    fragment_delimiter=" … ",
+                )
+            )
+            .values_list("pk", "snippet")
+        )
+        return {
+            pk: snippet.replace(_LT, "<").replace(_GT, ">")
+            for pk, snippet in rows
+            if snippet and _HIT_OPEN in snippet
+        }
+    words = [w.strip('"').casefold() for w in q.split()[:10] if w.strip('"')]
+    found = {}
+    for pk, text in Trajectory.objects.filter(pk__in=ids).values_list("pk", "search_text"):
+        folded = (text or "").casefold()
+        at = min((i for i in (folded.find(w) for w in words) if i >= 0), default=-1)
+        if at < 0:
+            continue
+        start = max(0, at - SNIPPET_CHARS // 3)
+        passage = text[start : start + SNIPPET_CHARS]
+        pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+        marked = pattern.sub(lambda m: _HIT_OPEN + m.group(0) + _HIT_CLOSE, passage)
+        found[pk] = (
+            ("… " if start else "") + marked + (" …" if start + SNIPPET_CHARS < len(text) else "")
+        )
+    return found
+
+
+def snippet_html(snippet: str, trajectory: Trajectory) -> SafeString:
+    """The snippet escaped, hits as <mark>. The search text is already redacted; should an
+    original still be in it, the passage is shown redacted and without highlights."""
+    plain = snippet.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, "")
+    redacted = redactor(trajectory.redactions)(plain)
+    if redacted != plain:
+        return mark_safe(escape(_SPACES.sub(" ", redacted)))
+    escaped = str(escape(_SPACES.sub(" ", snippet)))
+    marked = re.sub(f"{_HIT_OPEN}(.*?){_HIT_CLOSE}", r'<mark class="hit">\1</mark>', escaped)
+    return mark_safe(marked.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, ""))
+
+
+_SPACES = re.compile(r"\s+")

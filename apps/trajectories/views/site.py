@@ -132,6 +132,15 @@ def browse(request: HttpRequest) -> HttpResponse:
     if searching and not errors and paginator.count < paginator.cap:
         paginator.object_list = site_selectors.sorted_after_matching(queryset)
     page = paginator.get_page(request.GET.get("page"))
+    trajectories = list(page.object_list)
+    if searching and not errors:
+        # A passage of each result's (redacted) text around the words: why it matched.
+        snippets = site_selectors.search_snippets(trajectories, request.GET.get("q", ""))
+        for trajectory in trajectories:
+            if trajectory.pk in snippets:
+                trajectory.snippet = site_selectors.snippet_html(
+                    snippets[trajectory.pk], trajectory
+                )
     return render(
         request,
         "pages/browse.html",
@@ -139,7 +148,7 @@ def browse(request: HttpRequest) -> HttpResponse:
             "query": request.GET,
             "errors": errors,
             "page": page,
-            "trajectories": list(page.object_list),
+            "trajectories": trajectories,
             "facets": site_selectors.public_facets(),
             "formats": format_choices(),
             "polarities": Polarity.choices,

@@ -10,6 +10,7 @@ COMPARE_MAX_STEPS steps a side; one query a side.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from dataclasses import astuple, dataclass
 
@@ -150,6 +151,34 @@ def align(left: list[Step], right: list[Step]) -> list[Row]:
             rows.extend(Row(a, None, "only-a") for a in left[i1:i2])
         else:
             rows.extend(Row(None, b, "only-b") for b in right[j1:j2])
+    return rows
+
+
+def _stamp(trajectory: Trajectory) -> str:
+    updated = trajectory.updated_at.isoformat() if trajectory.updated_at else ""
+    return f"{trajectory.share_id}:{updated}:{trajectory.num_events}"
+
+
+def align_cached(a: Trajectory, b: Trajectory, left: list[Step], right: list[Step]) -> list[Row]:
+    """align(), remembered for this pair as stored: only step indexes are cached (no text)."""
+    key = "compare:rows:" + hashlib.sha256(f"{_stamp(a)}|{_stamp(b)}".encode()).hexdigest()
+    cached = cache.get(key)
+    if cached is not None:
+        return [
+            Row(left[i] if i >= 0 else None, right[j] if j >= 0 else None, status)
+            for i, j, status in cached
+        ]
+    rows = align(left, right)
+    index_a = {id(step): n for n, step in enumerate(left)}
+    index_b = {id(step): n for n, step in enumerate(right)}
+    cache.set(
+        key,
+        [
+            (index_a[id(row.a)] if row.a else -1, index_b[id(row.b)] if row.b else -1, row.status)
+            for row in rows
+        ],
+        STEPS_CACHE_SECONDS,
+    )
     return rows
 
 

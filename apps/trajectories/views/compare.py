@@ -22,7 +22,7 @@ from apps.trajectories.selectors import is_share_id
 from apps.trajectories.selectors.compare import (
     Row,
     Step,
-    align,
+    align_cached,
     compare_steps,
     first_user_message,
     same_task_candidates,
@@ -118,7 +118,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         return _chooser(request, access_a, pasted=request.GET.get("b", ""))
     access_b = trajectory_access(request, b_id)
     steps_a, steps_b = compare_steps(access_a.trajectory), compare_steps(access_b.trajectory)
-    rows = align(steps_a, steps_b)
+    rows = align_cached(access_a.trajectory, access_b.trajectory, steps_a, steps_b)
     try:
         start = max(0, int(request.GET.get("from", 0)))
     except ValueError:

@@ -177,11 +177,14 @@ def test_deletion_removes_everything_of_it_and_nothing_of_others(
     assert Event.objects.filter(trajectory=kept).count() == 3
 
     # Every surface: 404 for the deleted one, even to staff; the other still shows its images.
+    # Its page, since it had been public, answers 410 "deleted on <date>" and shows nothing of it.
     staff = Client()
     staff.force_login(django_user_model.objects.create_user("del-viewer", is_staff=True))
     for client in (visitor, staff):
+        gone = client.get(f"/t/{share_id}/")
+        assert gone.status_code == 410
+        assert "deleted on" in gone.content.decode() and "doomed" not in gone.content.decode()
         for url in (
-            f"/t/{share_id}/",
             f"/t/{share_id}/events",
             f"/t/{share_id}/images/{own.sha256}",
             f"/t/{share_id}/images/{SHARED_SHA}",
@@ -205,7 +208,7 @@ def test_a_deleted_trajectory_is_not_revived_by_sharing_it_again(
         delete("api owner", doomed, password, owner, django_user_model)
     again = share(owner, "doomed", 1).trajectory
     assert again.share_id != doomed.share_id
-    assert Client().get(f"/t/{doomed.share_id}/").status_code == 404
+    assert Client().get(f"/t/{doomed.share_id}/").status_code == 410  # deleted, not revived
 
 
 @pytest.mark.parametrize("who", ["moderator", "staff_moderator", "other_user"])

@@ -139,7 +139,9 @@ def test_reimport_gives_old_trajectories_their_result_and_rescans_them(owner):
     # New text the scan has not seen is out of public() until it has (the scan is queued on
     # commit, which this test's transaction never reaches).
     assert trajectory.review_state == "pending"
-    assert Client().get(trajectory.get_absolute_url()).status_code == 404
+    # (its page says it is being checked, and shows nothing of it)
+    checking = Client().get(trajectory.get_absolute_url())
+    assert checking.status_code == 202 and "greet__greet" not in checking.content.decode()
     untouched.refresh_from_db()
     assert untouched.review_state == "approved"
 

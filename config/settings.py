@@ -80,6 +80,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "apps.trajectories.middleware.ContentSecurityPolicyMiddleware",
+    "apps.trajectories.middleware.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -380,6 +381,8 @@ TRAJHUB_MAX_DECOMPRESSED_BYTES = env_int("TRAJHUB_MAX_DECOMPRESSED_BYTES", 200 *
 TRAJHUB_MAX_EVENTS = env_int("TRAJHUB_MAX_EVENTS", 50_000)
 TRAJHUB_MAX_FIELD_BYTES = env_int("TRAJHUB_MAX_FIELD_BYTES", 10 * 1024 * 1024)
 TRAJHUB_MAX_JSON_DEPTH = env_int("TRAJHUB_MAX_JSON_DEPTH", 200)
+# A longer query string is a 414 JSON error; docker/nginx.conf lets lines this long through.
+TRAJHUB_MAX_QUERY_BYTES = env_int("TRAJHUB_MAX_QUERY_BYTES", 32 * 1024)
 TRAJHUB_ANON_SHARES_PER_HOUR = env_int("TRAJHUB_ANON_SHARES_PER_HOUR", 60)
 # Reverse proxies in front of the site (0: clients connect directly). Rate limits count the
 # address the outermost trusted proxy saw, from X-Forwarded-For.

@@ -22,6 +22,10 @@ max_requests_jitter = max_requests // 10
 # Heartbeat files on tmpfs: a container's overlay filesystem can stall them.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
+# No request-line limit of gunicorn's own: its 414 is an HTML page API clients cannot read.
+# Django answers a query string over TRAJHUB_MAX_QUERY_BYTES with a JSON 414 instead (gunicorn
+# still stops a line at 1 MB, and nginx in front at its large_client_header_buffers).
+limit_request_line = 0
 accesslog = "-"
 # The path without the query string, and no referrer: the share API takes an anonymous sharer's
 # contact `email` as a query parameter, and email addresses never reach logs.

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import django_filters
+from django import forms
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from apps.trajectories.models import Polarity, Trajectory
 from apps.trajectories.selectors import trajectory_search
@@ -16,6 +20,40 @@ ORDERINGS: dict[str, tuple[str, ...]] = {
     "events": ("num_events", "id"),
 }
 DEFAULT_ORDERING = "-created"
+MAX_UTC_OFFSET = timedelta(hours=16)
+
+
+def as_utc(value: datetime) -> datetime:
+    """An instant in UTC. PostgreSQL refuses UTC offsets past ±15:59 that Python accepts
+    (`+20:00`), and an instant near year 1 or 9999 may not exist in UTC (OverflowError)."""
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value)
+    return value.astimezone(UTC)
+
+
+class InstantField(django_filters.fields.IsoDateTimeField):
+    """An ISO 8601 date and time, given back in UTC. An offset PostgreSQL refuses (past ±15:59;
+    Python takes up to ±23:59) or an instant UTC cannot hold is a form error, not a 500."""
+
+    def to_python(self, value: object) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        offset = parsed.utcoffset()
+        if offset is not None and abs(offset) >= MAX_UTC_OFFSET:
+            raise forms.ValidationError(
+                "the UTC offset must be between -15:59 and +15:59", code="invalid"
+            )
+        try:
+            return as_utc(parsed)
+        except OverflowError:
+            raise forms.ValidationError(
+                "this instant is outside the years 1 to 9999 in UTC", code="invalid"
+            ) from None
+
+
+class InstantFilter(django_filters.IsoDateTimeFilter):
+    field_class = InstantField
 
 
 class TrajectoryFilter(django_filters.FilterSet):
@@ -24,10 +62,10 @@ class TrajectoryFilter(django_filters.FilterSet):
     model = django_filters.CharFilter(field_name="model_name", lookup_expr="iexact", label="Model")
     polarity = django_filters.ChoiceFilter(choices=Polarity.choices)
     source_format = django_filters.CharFilter(field_name="source_format", lookup_expr="exact")
-    created_after = django_filters.IsoDateTimeFilter(
+    created_after = InstantFilter(
         field_name="created_at", lookup_expr="gte", label="Created at or after"
     )
-    created_before = django_filters.IsoDateTimeFilter(
+    created_before = InstantFilter(
         field_name="created_at", lookup_expr="lt", label="Created before"
     )
     ordering = django_filters.ChoiceFilter(

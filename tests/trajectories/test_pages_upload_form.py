@@ -326,7 +326,7 @@ def test_anonymous_rate_limit_says_so_with_429(client, settings, sample):
     response = post(client, data, title="Kept")
 
     assert response.status_code == 429
-    assert response["Retry-After"] == "3600"
+    assert 0 < int(response["Retry-After"]) <= 3600  # when the hour's count starts again
     assert "Too many anonymous shares from this address" in text_of(response)
     assert 'value="Kept"' in response.content.decode()
     assert Trajectory.objects.count() == 1

@@ -14,7 +14,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from apps.trajectories.importers import FormatError
-from apps.trajectories.services import RateLimited, SharingRefused
+from apps.trajectories.services import SharingRefused
 
 
 class ApiError(exceptions.APIException):
@@ -66,7 +66,7 @@ def _status_and_body(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str
     if isinstance(exc, FormatError):
         return 400, error_body(exc.message, exc.where), headers
     if isinstance(exc, SharingRefused):
-        if isinstance(exc, RateLimited):
+        if exc.retry_after is not None:
             headers["Retry-After"] = str(exc.retry_after)
         return exc.status_code, error_body(exc.message, exc.where), headers
     if isinstance(exc, Http404):

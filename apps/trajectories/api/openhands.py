@@ -30,7 +30,8 @@ PAYLOAD_SHAPE = (
 
 
 # Looked at without copying the (possibly 50 MB) body.
-OBJECT_START = re.compile(rb"\s*\{")
+# A byte-order mark may lead (Windows tools write one); the importers skip it, as the API does.
+OBJECT_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{")
 BLANK = re.compile(rb"\s*\Z")
 
 
@@ -80,7 +81,10 @@ def share_od_trajectory(request: HttpRequest) -> JsonResponse:
         message = f"{exc.where}: {exc.message}" if exc.where else exc.message
         return _envelope(400, message)
     except services.SharingRefused as exc:
-        return _envelope(exc.status_code, exc.message)
+        response = _envelope(exc.status_code, exc.message)
+        if exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     del data
     if not result.stored:
         error = result.errors[0] if result.errors else {"where": "", "message": "no trajectory"}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -16,6 +18,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import BaseParser, MultiPartParser
@@ -45,7 +48,7 @@ from apps.trajectories.api.serializers import (
     TrajectoryOutputSerializer,
     TrajectoryUpdateInputSerializer,
 )
-from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
+from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter, as_utc
 from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
@@ -74,15 +77,55 @@ def _body_error(exc: BodyError) -> ApiError:
 
 class RawJsonParser(BaseParser):
     """Declares the JSON body for the schema and content negotiation; the view reads the
-    stream itself (read_request_body) so the size limits apply while reading."""
+    stream itself (read_request_body) so the size limits apply while reading.
+
+    Parsing reads nothing and gives no data: the session CSRF check asks DRF for `request.POST`
+    before the view runs, and a parser that refused there turned every JSON post of a signed-in
+    browser into a 400.
+    """
 
     media_type = "application/json"
 
-    def parse(self, stream, media_type=None, parser_context=None):  # pragma: no cover
-        raise ApiError("internal: the share body is read by the view")
+    def parse(self, stream, media_type=None, parser_context=None):
+        return {}
 
 
-class TrajectoryCursorPagination(CursorPagination):
+class CheckedCursorPagination(CursorPagination):
+    """Cursor pagination that refuses a cursor it did not give out with a 400 naming `cursor`.
+
+    A cursor is base64 of `o=<offset>&r=<reverse>&p=<position>`, and DRF filters on the position
+    as it comes (`num_events__lt="abc"` raises ValueError; a date with a +20:00 offset reaches
+    PostgreSQL, which refuses it). The position is parsed with the ordering field here, and a
+    date is normalised to UTC, before any query runs.
+    """
+
+    invalid_cursor_message = "the cursor is not one this API gave out; start again without it"
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self._model = queryset.model
+        return super().paginate_queryset(queryset, request, view=view)
+
+    def decode_cursor(self, request):
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise ApiError(self.invalid_cursor_message, "cursor") from None
+        if cursor is None or cursor.position is None:
+            return cursor
+        name = self.ordering[0].lstrip("-")
+        field = self._model._meta.get_field("id" if name == "pk" else name)
+        try:
+            position = field.to_python(cursor.position)
+            if isinstance(position, datetime):
+                position = as_utc(position)
+        except (ValidationError, ValueError, OverflowError):
+            raise ApiError(self.invalid_cursor_message, "cursor") from None
+        if position is None:
+            raise ApiError(self.invalid_cursor_message, "cursor")
+        return cursor._replace(position=str(position))
+
+
+class TrajectoryCursorPagination(CheckedCursorPagination):
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 200
@@ -93,7 +136,7 @@ class TrajectoryCursorPagination(CursorPagination):
         return ORDERINGS.get(key, ORDERINGS[DEFAULT_ORDERING])
 
 
-class EventCursorPagination(CursorPagination):
+class EventCursorPagination(CheckedCursorPagination):
     page_size = 100
     page_size_query_param = "limit"
     max_page_size = 1000

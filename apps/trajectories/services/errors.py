@@ -15,10 +15,11 @@ class SharingRefused(Exception):
 
     status_code = 403
 
-    def __init__(self, message: str, where: str = ""):
+    def __init__(self, message: str, where: str = "", retry_after: int | None = None):
         super().__init__(message)
         self.message = message
         self.where = where
+        self.retry_after = retry_after  # seconds until the caller may try again, if known
 
 
 class RateLimited(SharingRefused):
@@ -27,5 +28,4 @@ class RateLimited(SharingRefused):
     status_code = 429
 
     def __init__(self, message: str, where: str = "", *, retry_after: int = 3600):
-        super().__init__(message, where)
-        self.retry_after = retry_after
+        super().__init__(message, where, retry_after=retry_after)

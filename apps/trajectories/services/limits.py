@@ -4,6 +4,7 @@ contact address)."""
 from __future__ import annotations
 
 import hashlib
+import time
 
 from django.conf import settings
 from django.core.cache import cache
@@ -29,15 +30,26 @@ def _hashed(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:32]
 
 
+WINDOW_SECONDS = 3600
+
+
+def _seconds_left_in_window() -> int:
+    return WINDOW_SECONDS - int(time.time()) % WINDOW_SECONDS
+
+
 def _rate_limit_hit(scope: str, value: str) -> bool:
-    """Count one anonymous share against `scope`; True when the hourly limit is exceeded."""
+    """Count one anonymous share against `scope`; True when the hourly limit is exceeded.
+
+    Counted per clock hour, so that a refusal can say when the count starts again (Retry-After).
+    """
     limit = settings.TRAJHUB_ANON_SHARES_PER_HOUR
-    key = f"trajhub:anon-share:{scope}:{_hashed(value)}"
-    cache.add(key, 0, timeout=3600)
+    window = int(time.time()) // WINDOW_SECONDS
+    key = f"trajhub:anon-share:{scope}:{_hashed(value)}:{window}"
+    cache.add(key, 0, timeout=WINDOW_SECONDS + 60)
     try:
         count = cache.incr(key)
     except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=3600)
+        cache.set(key, 1, timeout=WINDOW_SECONDS + 60)
         count = 1
     return count > limit
 
@@ -50,7 +62,8 @@ def _check_anonymous_allowed(client_ip: str) -> None:
     if client_ip and _rate_limit_hit("ip", client_ip):
         raise RateLimited(
             f"too many anonymous shares from this address (limit "
-            f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later or use an API token"
+            f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later or use an API token",
+            retry_after=_seconds_left_in_window(),
         )
 
 
@@ -58,7 +71,8 @@ def _check_email_rate(email: str) -> None:
     if email and _rate_limit_hit("email", email.lower()):
         raise RateLimited(
             f"too many anonymous shares for this email address (limit "
-            f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later"
+            f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later",
+            retry_after=_seconds_left_in_window(),
         )
 
 

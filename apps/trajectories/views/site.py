@@ -106,6 +106,10 @@ def _browse_filter_data(query: QueryDict) -> tuple[QueryDict, dict[str, str]]:
         except ValueError:
             errors[name] = f"“{raw}” is not a date (YYYY-MM-DD)."
             continue
+        if shift and day == date.max:
+            # Inclusive means "before the next day", and the calendar has none after this one.
+            errors[name] = f"“{raw}” is past the last day that can be searched."
+            continue
         data[target] = (day + timedelta(days=shift)).isoformat() + "T00:00:00+00:00"
     return data, errors
 
@@ -163,6 +167,8 @@ def browse(request: HttpRequest) -> HttpResponse:
             # Filters other than the search words: they unfold the filter panel on phones.
             "filters_active": any(request.GET.get(name) for name in FILTER_FIELDS),
         },
+        # Filters that could not be used: the page explains them, and says so to machines too.
+        status=400 if errors else 200,
     )
 
 
@@ -209,8 +215,8 @@ def _upload(request: HttpRequest) -> HttpResponse:
         response = _upload_form_page(
             request, form, status=exc.status_code, error=_sentence(exc.message)
         )
-        if isinstance(exc, RateLimited):
-            response["Retry-After"] = "3600"  # the anonymous limits count per hour
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
         return response
     except FormatError as exc:
         return _upload_form_page(

@@ -198,6 +198,10 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "apps.accounts.tasks.export_expired_sweep",
         "schedule": 3600.0,
     },
+    "orphan-sweep": {
+        "task": "apps.trajectories.tasks.orphan_sweep",
+        "schedule": float(env_int("TRAJHUB_ORPHAN_SWEEP_SECONDS", 3600)),
+    },
 }
 
 # --- Storage ------------------------------------------------------------------------------------
@@ -488,6 +492,9 @@ TRAJHUB_RETRIEVE_DENSE = os.environ.get("TRAJHUB_RETRIEVE_DENSE", "auto").strip(
 TRAJHUB_SCAN_RULE_CACHE = os.environ.get(
     "TRAJHUB_SCAN_RULE_CACHE", str(VAR_DIR / "cache" / "kingfisher-rules")
 )
+# Files no row refers to (a killed ingest's) are deleted once this old: longer than any ingest.
+TRAJHUB_ORPHAN_GRACE_SECONDS = env_int("TRAJHUB_ORPHAN_GRACE_SECONDS", 3600)
+TRAJHUB_ORPHAN_SWEEP_BATCH = env_int("TRAJHUB_ORPHAN_SWEEP_BATCH", 10_000)
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

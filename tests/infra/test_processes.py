@@ -12,6 +12,7 @@ docker/compose.yaml and docker/Dockerfile.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -92,17 +93,17 @@ def _executable(name: str) -> str:
     return str(local) if local.exists() else (shutil.which(name) or name)
 
 
-def _service_urls() -> tuple[str, str]:
+def _service_urls(suffix: str = "processes", redis_offset: int = 8) -> tuple[str, str]:
     """(PostgreSQL database URL, Redis URL) for the stack, next to the ones the suite uses."""
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith(("postgres://", "postgresql://")):
         base = "postgres://postgres@127.0.0.1:5432/trajhub"
     parts = urlsplit(base)
-    database = f"{parts.path.lstrip('/') or 'trajhub'}_processes"
+    database = f"{parts.path.lstrip('/') or 'trajhub'}_{suffix}"
     pg_url = urlunsplit((parts.scheme, parts.netloc, f"/{database}", "", ""))
     redis = urlsplit(os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
     number = int(redis.path.lstrip("/") or 0)
-    redis_url = urlunsplit((redis.scheme, redis.netloc, f"/{(number + 8) % 16}", "", ""))
+    redis_url = urlunsplit((redis.scheme, redis.netloc, f"/{(number + redis_offset) % 16}", "", ""))
     return pg_url, redis_url
 
 
@@ -191,9 +192,19 @@ def _get(url: str, timeout: float = 5.0) -> tuple[int, dict, bytes]:
         return 0, {}, b""
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    pg_url, redis_url = _service_urls()
+@contextlib.contextmanager
+def running_stack(
+    root: Path,
+    *,
+    names: tuple[str, ...] = tuple(PROCESSES),
+    env: dict[str, str] | None = None,
+    database_suffix: str = "processes",
+    redis_offset: int = 8,
+):
+    """The compose file's processes `names` (web, worker, beat) on a database and a Redis
+    database of their own, migrated first; stopped and dropped afterwards. Other test modules
+    (tests/infra/test_hostile_traffic.py) start their own with other settings in `env`."""
+    pg_url, redis_url = _service_urls(database_suffix, redis_offset)
     try:
         admin = _admin_connect(pg_url)
     except Exception as exc:
@@ -211,15 +222,14 @@ def stack(tmp_path_factory):
         admin.execute(f'CREATE DATABASE "{database}"')
     client.flushdb()  # a database of its own: queues left by an earlier run must not replay
 
-    root = tmp_path_factory.mktemp("stack")
-    (root / "var").mkdir()  # the image has /app/var; beat keeps its schedule there
+    (root / "var").mkdir(exist_ok=True)  # the image has /app/var; beat keeps its schedule there
     port = _free_port()
-    env = {
+    environment = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("CELERY_", "DJANGO_", "TRAJHUB_", "GUNICORN_", "PYTEST_"))
     }
-    env.update(
+    environment.update(
         DJANGO_SETTINGS_MODULE="config.settings",
         DJANGO_SECRET_KEY="processes-test-only",
         DATABASE_URL=pg_url,
@@ -229,22 +239,24 @@ def stack(tmp_path_factory):
         GUNICORN_BIND=f"127.0.0.1:{port}",
         WEB_CONCURRENCY="2",
         PYTHONUNBUFFERED="1",
+        **(env or {}),
     )
-    stack = Stack(root, env, port, pg_url)
+    stack = Stack(root, environment, port, pg_url)
     try:
         migrate = subprocess.run(
             [_executable(MIGRATE[0]), *MIGRATE[1:]],
             cwd=ROOT,
-            env=env,
+            env=environment,
             capture_output=True,
             text=True,
             timeout=120,
         )
         assert migrate.returncode == 0, migrate.stdout + migrate.stderr
-        for name, command in PROCESSES.items():
-            stack.start(name, command)
+        for name in names:
+            stack.start(name, PROCESSES[name])
         stack.wait_for("gunicorn to answer /healthz", lambda: _get(stack.url("/healthz"))[0] == 200)
-        stack.wait_for("the worker to be ready", lambda: "ready." in stack.log("worker"))
+        if "worker" in names:
+            stack.wait_for("the worker to be ready", lambda: "ready." in stack.log("worker"))
         yield stack
     finally:
         stack.stop()
@@ -252,6 +264,12 @@ def stack(tmp_path_factory):
         client.close()
         with _admin_connect(pg_url) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("stack")) as running:
+        yield running
 
 
 @pytest.mark.services

@@ -38,13 +38,19 @@ from apps.trajectories.services.passwords import (
     trajectory_check_password,
 )
 from apps.trajectories.services.search import SEARCH_TEXT_CHARS, trajectory_search_refresh
-from apps.trajectories.services.storage import image_read, raw_read
+from apps.trajectories.services.storage import (
+    OrphanSweepResult,
+    image_read,
+    raw_read,
+    storage_orphan_sweep,
+)
 
 __all__ = [
     "ANON_EMAIL_PLACEHOLDERS",
     "EVENT_BATCH",
     "IMAGE_REF_PREFIX",
     "NUL_REPLACEMENT",
+    "OrphanSweepResult",
     "PASSWORD_SCHEME",
     "SEARCH_TEXT_CHARS",
     "UPDATABLE",
@@ -63,6 +69,7 @@ __all__ = [
     "normalize_email",
     "raw_read",
     "trajectory_by_password",
+    "storage_orphan_sweep",
     "trajectory_check_password",
     "trajectory_delete",
     "trajectory_ingest",

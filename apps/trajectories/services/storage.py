@@ -1,11 +1,13 @@
 """Files: raw copies of uploads (zstd), content-addressed images, reading them back, and
-removing files nobody needs any more (a failed ingest's, a deleted trajectory's, orphans)."""
+removing files nobody needs any more (a failed ingest's, a deleted trajectory's, and the sweep
+of orphans that a killed process left behind)."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import secrets
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -186,3 +188,116 @@ def _delete_orphan_images(image_ids: list[int]) -> None:
     orphans.delete()
     # After the commit, a concurrent ingest may have stored the same image again: it keeps it.
     transaction.on_commit(lambda: _delete_unused_image_files(paths))
+
+
+# --- The orphan sweep ---------------------------------------------------------------------------
+
+# What ingest writes to the "default" storage, by prefix (the /healthz probe and releases live
+# elsewhere and are never swept).
+RAW_PREFIX = "raw/"
+IMAGE_PREFIX = "images/"
+_SWEEP_BATCH = 500
+
+
+@dataclass(frozen=True)
+class OrphanSweepResult:
+    """What one sweep looked at and what it removed."""
+
+    checked: int  # files older than the grace period
+    deleted: list[str]  # their paths, in storage
+
+
+def storage_orphan_sweep(*, older_than_seconds: float, limit: int) -> OrphanSweepResult:
+    """Delete raw copies and image files that no row refers to, once `older_than_seconds` old.
+
+    Ingest writes its files before the transaction that refers to them commits, and removes them
+    when that transaction fails; a process killed in between (a gunicorn worker past its
+    timeout, an out-of-memory kill) leaves them behind with no row. The grace period must exceed
+    the longest ingest (GUNICORN_TIMEOUT), so that a file whose transaction is still running is
+    never taken for an orphan. Deletes at most `limit` files; safe to run concurrently.
+    """
+    storage = _storage()
+    cutoff = time.time() - older_than_seconds
+    checked = 0
+    deleted: list[str] = []
+    for batch in _batches(_files_older_than(storage, cutoff), _SWEEP_BATCH):
+        checked += len(batch)
+        referenced = _referenced(batch)
+        for path in batch:
+            if path in referenced:
+                continue
+            _delete_quietly(storage, path)
+            deleted.append(path)
+            if len(deleted) >= limit:
+                return OrphanSweepResult(checked=checked, deleted=deleted)
+    return OrphanSweepResult(checked=checked, deleted=deleted)
+
+
+def _referenced(paths: list[str]) -> set[str]:
+    """Those of `paths` a row refers to, looked up by the indexed id each path is named after:
+    raw/<2>/<share id>/<token>.zst and images/<2>/<sha256>.<ext>."""
+    share_ids = {path.split("/")[2] for path in paths if path.startswith(RAW_PREFIX)}
+    shas = {
+        path.rsplit("/", 1)[-1].split(".", 1)[0] for path in paths if path.startswith(IMAGE_PREFIX)
+    }
+    referenced = set(
+        Trajectory.objects.filter(share_id__in=share_ids)
+        .exclude(raw_path="")
+        .values_list("raw_path", flat=True)
+    )
+    referenced |= set(Image.objects.filter(sha256__in=shas).values_list("path", flat=True))
+    return referenced
+
+
+def _files_older_than(storage: Storage, cutoff: float) -> Iterator[str]:
+    for prefix in (RAW_PREFIX, IMAGE_PREFIX):
+        for path, modified in _walk(storage, prefix):
+            if modified < cutoff and _is_swept_name(path):
+                yield path
+
+
+def _is_swept_name(path: str) -> bool:
+    parts = path.split("/")
+    if path.startswith(RAW_PREFIX):
+        return len(parts) == 4 and parts[3].endswith(".zst")
+    return len(parts) == 3
+
+
+def _walk(storage: Storage, prefix: str) -> Iterator[tuple[str, float]]:
+    """(path, modified as a Unix time) of every file under `prefix`.
+
+    On S3 one flat listing (1,000 keys a request, with their times) instead of a request per
+    folder; elsewhere the Storage API's listdir, folder by folder.
+    """
+    bucket = getattr(storage, "bucket", None)
+    if bucket is not None:
+        location = str(getattr(storage, "location", "") or "").strip("/")
+        start = f"{location}/" if location else ""
+        for item in bucket.objects.filter(Prefix=start + prefix):
+            yield item.key[len(start) :], item.last_modified.timestamp()
+        return
+    pending = [prefix.rstrip("/")]
+    while pending:
+        folder = pending.pop()
+        try:
+            folders, files = storage.listdir(folder)
+        except FileNotFoundError:
+            continue
+        pending.extend(f"{folder}/{name}" for name in folders)
+        for name in files:
+            path = f"{folder}/{name}"
+            try:
+                yield path, storage.get_modified_time(path).timestamp()
+            except FileNotFoundError:  # deleted meanwhile
+                continue
+
+
+def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

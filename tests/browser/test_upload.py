@@ -382,3 +382,25 @@ def test_without_javascript_a_file_over_the_limit_is_explained(nojs_page, settin
     assert "The file is too large: the request body is" in errors.inner_text()
     assert "over the limit of 2,000 bytes" in errors.inner_text()
     assert Trajectory.objects.count() == 0
+
+
+def test_left_out_events_are_shown_after_sharing(browser_page, tmp_path):
+    """Issue 11: an entry that is not an event is left out and the page says which."""
+    payload = json.loads((SAMPLES_DIR / "openhands_share_payload.json").read_text())
+    payload["trajectory"].insert(3, {"bogus": 1})
+    path = tmp_path / "with-bogus.json"
+    path.write_text(json.dumps(payload))
+    page = browser_page.page
+    browser_page.goto("/upload/")
+    page.locator("#upload-file").set_input_files(str(path))
+    page.wait_for_function(
+        "() => document.getElementById('upload-status').textContent === 'Ready to share.'"
+    )
+    page.get_by_role("button", name="Share").click()
+    page.wait_for_url("**/upload/done")
+    left_out = page.locator("#left-out")
+    assert "1 item left out" in left_out.inner_text()
+    assert (
+        "event 3: left out: event has neither 'action' nor 'observation'" in left_out.inner_text()
+    )
+    browser_page.screenshot("upload-left-out")

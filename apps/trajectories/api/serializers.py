@@ -215,6 +215,9 @@ class ItemErrorSerializer(serializers.Serializer):
 class IngestOutputSerializer(serializers.Serializer):
     trajectories = StoredTrajectoryOutputSerializer(many=True)
     errors = ItemErrorSerializer(many=True)
+    warnings = ItemErrorSerializer(
+        many=True, help_text="What stored trajectories left out (events that are not events)."
+    )
 
 
 class ErrorDetailSerializer(serializers.Serializer):

@@ -329,6 +329,8 @@ class TrajectoryListView(JsonApiView):
                 trajectories, many=True, context=context
             ).data,
             "errors": result.errors,
+            # Events left out of stored trajectories (not events at all), by index.
+            "warnings": result.warnings,
         }
         if not trajectories:
             first = result.errors[0] if result.errors else {"where": "", "message": "no trajectory"}

@@ -69,6 +69,9 @@ class CanonicalTrajectory:
     feedback_text: str = ""
     email: str = ""
     permissions: str = ""  # "public" | "private" | ""
+    # What was left out of an otherwise valid trajectory, said to the sharer:
+    # [{"where": "event 3", "message": "..."}].
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -131,6 +131,7 @@ def build_trajectory(
     """
     canonical: list[CanonicalEvent] = []
     originals: list[dict] = []
+    warnings: list[dict[str, str]] = []
     settings: dict[str, Any] = {}
     for index, item in enumerate(items):
         where = f"event {index + offset}"
@@ -143,7 +144,11 @@ def build_trajectory(
                 settings["model"] = settings.get("model") or text_of(args.get("LLM_MODEL"))
             continue
         if not is_event(item):
-            if skip_non_events or is_websocket_noise(item):
+            if is_websocket_noise(item):
+                continue
+            if skip_non_events:
+                # Kept out, and the sharer is told (before, {"bogus": 1} went without a word).
+                warnings.append({"where": where, "message": f"left out: {missing_fields(item)}"})
                 continue
             raise FormatError(missing_fields(item), where)
         if strip_keys and any(key in item for key in strip_keys):
@@ -153,7 +158,9 @@ def build_trajectory(
     if canonical and not any(event.original_id for event in canonical):
         # Flat legacy events have no ids: pair each observation with the action before it.
         link_causes(canonical)
-    trajectory = CanonicalTrajectory(source_format=source_format, events=canonical)
+    trajectory = CanonicalTrajectory(
+        source_format=source_format, events=canonical, warnings=warnings
+    )
     fill_metadata(trajectory, originals)
     trajectory.agent = trajectory.agent or settings.get("agent", "") or "OpenHands"
     trajectory.model = trajectory.model or settings.get("model", "")

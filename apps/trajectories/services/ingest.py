@@ -8,7 +8,7 @@ of a failed one stays behind (files written to storage for it are removed again)
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -98,6 +98,8 @@ class StoredTrajectory:
 class IngestResult:
     stored: list[StoredTrajectory]
     errors: list[dict]  # {"where": "line 3", "message": "..."}
+    # What stored trajectories left out (events that are not events): {"where", "message"}.
+    warnings: list[dict] = field(default_factory=list)
 
 
 def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) -> IngestResult:
@@ -122,6 +124,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
     single = len(result.items) == 1 and not lines
     stored: list[StoredTrajectory] = []
     errors: list[dict] = []
+    warnings: list[dict] = []
     email_checked = False
     for index, item in enumerate(result.items):
         if item.error is not None or item.trajectory is None:
@@ -154,6 +157,13 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
         if user is None and email and not email_checked:
             _check_email_rate(email)
             email_checked = True
+        left_out = [
+            {
+                "where": f"{item.where}, {w['where']}" if item.where else w["where"],
+                "message": w["message"],
+            }
+            for w in canonical.warnings
+        ]
         try:
             stored.append(
                 _store_one(
@@ -166,6 +176,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
                     exclude=[item.trajectory.pk for item in stored],
                 )
             )
+            warnings.extend(left_out)
             del canonical, raw
         except FormatError as exc:
             errors.append({"where": exc.where or item.where, "message": exc.message})
@@ -176,7 +187,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
             errors.append(
                 {"where": item.where, "message": "the database refused a value in this trajectory"}
             )
-    return IngestResult(stored=stored, errors=errors)
+    return IngestResult(stored=stored, errors=errors, warnings=warnings)
 
 
 def _decode(data: bytes) -> tuple[Any, bool]:

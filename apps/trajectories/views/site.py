@@ -238,6 +238,7 @@ def _upload(request: HttpRequest) -> HttpResponse:
     request.session[UPLOAD_RESULT_KEY] = {
         "shared": [_shared_item(item) for item in result.stored],
         "record_errors": result.errors,
+        "record_warnings": result.warnings,
         "anonymous": user is None,
     }
     response = redirect("upload-done")

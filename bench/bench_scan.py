@@ -1,15 +1,16 @@
 """Scanner throughput vs the floor: one compiled regular expression over the same text, same run.
 
-Target (DESIGN.md): the scanner runs at >= 1/10 of the floor's speed. The text is every string of
+Target (DESIGN.md): the full scan (secrets, personal data, allowlist, placeholders) runs at
+>= 1/2 of the floor's speed, over a 1 MB and a 20 MB trajectory. The text is every string of
 the real trajectories in shared/fixtures/real (commands, code, tool output, logs), repeated to the
 requested size, with a credential or a piece of personal data planted in about one string in 40.
 
-It is measured three ways: batched (`Scanner.scan_many` over the strings of a batch of events,
-the way the scan service walks a trajectory), string by string, and as one joined text. The floor
+It is measured two ways: batched (`Scanner.scan_many` over the strings of a batch of events,
+the way the scan service walks a trajectory, then placeholders numbered), and as one joined text. The floor
 is timed the same way over the same text: `\\d{3}` (a cheap class-anchored regex, the stricter
 floor; the target is judged against it) and the email regex on its own.
 
-    .venv/bin/python bench/bench_scan.py [--mb 8] [--repeat 5]
+    .venv/bin/python bench/bench_scan.py [--mb 1 20] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from apps.moderation.scanners import Scanner  # noqa: E402
 FIXTURES = Path(os.environ.get("TRAJHUB_FIXTURES_DIR", ROOT.parent / "shared" / "fixtures"))
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 DIGITS = re.compile(r"\d{3}")
-BATCH = 500  # strings per scan_many call, about one batch of events in the service
+BATCH = 2000  # strings per scan_many call, as the scan service batches them
+TARGET = 0.5  # DESIGN.md: at least half the speed of one compiled regular expression
+CORPUS = ROOT / "tests" / "moderation" / "data" / "gitleaks_samples.json"
 
 
 def strings_of(value, out: list[str]) -> None:
@@ -112,24 +115,37 @@ def best_of(repeat: int, fn) -> float:
     return best
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=8.0, help="corpus size in MB of text")
-    parser.add_argument("--repeat", type=int, default=5, help="best of N runs")
-    args = parser.parse_args()
+def placeholders(found: list[tuple[int, object]]) -> dict[str, str]:
+    """The service's placeholder numbering (apps.moderation.services._placeholders, which needs
+    Django): one per distinct value a reader sees, numbered per kind in order of appearance."""
+    counters: dict[str, int] = {}
+    out: dict[str, str] = {}
+    for _, detection in found:
+        shown = detection.shown  # type: ignore[attr-defined]
+        if shown not in out:
+            label = detection.kind.upper()  # type: ignore[attr-defined]
+            counters[label] = counters.get(label, 0) + 1
+            out[shown] = f"<{label}_{counters[label]}>"
+    return out
 
-    corpus = build_corpus(args.mb)
+
+def measure(mb: float, repeat: int, scanner: Scanner) -> bool:
+    corpus = build_corpus(mb)
     joined = "\n".join(corpus)
     megabytes = len(joined) / (1024 * 1024)
-    scanner = Scanner()
+    # The service's path: the strings of a batch of events scanned in one call, then numbered.
+    batches = [corpus[i : i + BATCH] for i in range(0, len(corpus), BATCH)]
+    joined_batches = ["\x00".join(batch) for batch in batches]
 
-    def scan_each() -> None:
-        for text in corpus:
-            scanner.scan(text)
+    def scan_batches() -> None:
+        found = []
+        for batch in batches:
+            found.extend(scanner.scan_many(batch))
+        placeholders(found)
 
-    def floor_each(pattern: re.Pattern[str]):
+    def floor_batches(pattern: re.Pattern[str]):
         def run() -> None:
-            for text in corpus:
+            for text in joined_batches:
                 for _ in pattern.finditer(text):
                     pass
 
@@ -142,46 +158,66 @@ def main() -> int:
 
         return run
 
-    # The service's path: the strings of a batch of events scanned in one call.
-    batches = [corpus[i : i + BATCH] for i in range(0, len(corpus), BATCH)]
-    joined_batches = ["\x00".join(batch) for batch in batches]
-
-    def scan_batches() -> None:
-        for batch in batches:
-            scanner.scan_many(batch)
-
-    def floor_batches(pattern: re.Pattern[str]):
-        def run() -> None:
-            for text in joined_batches:
-                for _ in pattern.finditer(text):
-                    pass
-
-        return run
-
     findings = sum(len(scanner.scan_many(batch)) for batch in batches)
     rows = [
         ("batched", scan_batches, floor_batches(DIGITS), floor_batches(EMAIL)),
-        ("per string", scan_each, floor_each(DIGITS), floor_each(EMAIL)),
         ("joined text", lambda: scanner.scan(joined), floor_joined(DIGITS), floor_joined(EMAIL)),
     ]
-    print(f"corpus: {megabytes:.1f} MB in {len(corpus):,} strings, {findings:,} findings")
+    print(f"\ncorpus: {megabytes:.1f} MB in {len(corpus):,} strings, {findings:,} findings")
     print(
         f"{'mode':<12} {'scanner':>10} {'floor d{3}':>11} {'ratio':>7} {'floor email':>12} {'ratio':>7}"
     )
     ok = True
     for label, scan_fn, digits_fn, email_fn in rows:
-        scan_speed = megabytes / best_of(args.repeat, scan_fn)
-        digits_speed = megabytes / best_of(args.repeat, digits_fn)
-        email_speed = megabytes / best_of(args.repeat, email_fn)
+        scan_speed = megabytes / best_of(repeat, scan_fn)
+        digits_speed = megabytes / best_of(repeat, digits_fn)
+        email_speed = megabytes / best_of(repeat, email_fn)
         ratio = scan_speed / digits_speed
-        if label != "per string":  # per string measures call overhead, not what the service does
-            ok = ok and ratio >= 0.1
+        ok = ok and ratio >= TARGET
         print(
             f"{label:<12} {scan_speed:>7.1f} MB/s {digits_speed:>6.1f} MB/s {ratio:>7.2f}"
             f" {email_speed:>7.1f} MB/s {scan_speed / email_speed:>7.2f}"
         )
+    return ok
+
+
+def recall_figures(scanner: Scanner) -> None:
+    """Recall on the gitleaks corpus (tests/moderation/test_recall.py asserts it)."""
+    corpus = json.loads(CORPUS.read_text())["samples"]
+    places = {
+        "free text": lambda v: f"The deploy log printed {v} and then exited.",
+        "url": lambda v: f"GET https://api.service.io/v1/items?key={v}&page=2 HTTP/1.1",
+        "assignment": lambda v: f"SERVICE_API_KEY={v}",
+    }
+    for name, place in places.items():
+        hits = 0
+        for item in corpus:
+            secret = item["secret"][::-1]
+            text = place(secret)
+            at = text.find(secret)
+            inside: set[int] = set()
+            for detection in scanner.scan(text):
+                inside.update(range(detection.start, detection.end))
+            hits += all(i in inside for i in range(at, at + len(secret)))
+        print(
+            f"recall, gitleaks rules, {name:<10}: {hits}/{len(corpus)} = {hits / len(corpus):.1%}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 20.0], help="sizes in MB")
+    parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    scanner = Scanner()
+    scanner.scan("warm up: load the compiled rules")
+    print(f"rules loaded in {time.perf_counter() - started:.2f} s (once per process)")
+    ok = all([measure(mb, args.repeat, scanner) for mb in args.mb])
+    recall_figures(scanner)
     print(
-        f"target: scanner >= 0.10 x the \\d{{3}} floor (batched, joined): {'PASS' if ok else 'FAIL'}"
+        f"target: scanner >= {TARGET:.2f} x the \\d{{3}} floor (batched, joined): "
+        f"{'PASS' if ok else 'FAIL'}"
     )
     return 0 if ok else 1
 

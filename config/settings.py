@@ -418,6 +418,9 @@ TRAJHUB_SCAN_ALLOWLIST: dict = {
 TRAJHUB_SCAN_SWEEP_LOCK_SECONDS = env_int("TRAJHUB_SCAN_SWEEP_LOCK_SECONDS", 30)
 TRAJHUB_SCAN_SWEEP_BATCH = env_int("TRAJHUB_SCAN_SWEEP_BATCH", 200)
 TRAJHUB_SCAN_MAX_FINDINGS = env_int("TRAJHUB_SCAN_MAX_FINDINGS", 1000)  # rows kept per trajectory
+# A trajectory with more distinct found values than this (emails, keys, ...) is held for a
+# moderator instead of approved with its personal data redacted.
+TRAJHUB_SCAN_MAX_DISTINCT = env_int("TRAJHUB_SCAN_MAX_DISTINCT", 500)
 # The review queue: how long a moderator's claim on an item lasts.
 TRAJHUB_CLAIM_SECONDS = env_int("TRAJHUB_CLAIM_SECONDS", 15 * 60)
 # Readers' reports: this many from distinct accounts or client addresses within the window hold

@@ -14,6 +14,7 @@ import ipaddress
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
 
 import phonenumbers
 
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 _SEPARATOR = "\x00"
-_TRIGGER_LIMIT = 64 * 1024
 # JSON keys that name a credential: `password`, `DB_PASSWORD`, `openai_api_key`, `x-api-key`.
 _SECRET_KEY = re.compile(
     r"(?i)(?:^|[_.\-])(?:passw(?:or)?d|passphrase|secret|(?:api|access|auth|secret|private"
@@ -132,23 +132,15 @@ class Scanner:
             for detection in library.find(text, self.cache_dir):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
-        # Substring tests pay off on short texts; a long one contains most anchors anyway.
-        short = len(text) < _TRIGGER_LIMIT
-        names = (
-            tuple(r.name for r in self._literal if any(t in text for t in r.triggers))
-            if short
-            else self._literal_names
-        )
+        # Substring tests (C, memory speed) leave out the rules whose anchors do not occur: each
+        # branch left in an alternation costs at every position where it could start.
+        names = tuple(r.name for r in self._literal if any(t in text for t in r.triggers))
         if names:
             self._run(hand.compiled("literal", names), text, text, found, personal)
         lower = text.lower()
         # Lowercasing keeps offsets unless a character grows (e.g. "İ"); then skip the trick.
         if len(lower) == len(text):
-            names = (
-                tuple(r.name for r in self._keyword if any(t in lower for t in r.triggers))
-                if short
-                else self._keyword_names
-            )
+            names = tuple(r.name for r in self._keyword if any(t in lower for t in r.triggers))
             if names:
                 self._run(hand.compiled("keyword", names), lower, text, found, personal)
         else:
@@ -162,8 +154,12 @@ class Scanner:
 
     def _aws_bare(self, text: str, out: _Found) -> None:
         allow = self.allowlist
-        for match in hand.AWS_SECRET_BARE.finditer(text):
+        for match in hand.AWS_SECRET_RUNS.finditer(text):
+            if match.end() - match.start() != 40:
+                continue
             value = match.group(0)
+            if "=" in value:
+                continue
             if hand.aws_secret_like(value) and not allow.allows_secret(value):
                 out.append((_AWS_BARE_PRIORITY, Detection("aws_secret_key", value, *match.span())))
 
@@ -309,6 +305,7 @@ class Scanner:
                 out.append((7, Detection(hand.IPV6_KIND, value, start, end)))
 
 
+@lru_cache(maxsize=4096)
 def _valid_phone(value: str) -> bool:
     """A number phonenumbers knows to be assigned: `+` numbers in their own country's plan,
     the others as North American ones (the pattern only finds `(415) 555-2671` shapes)."""

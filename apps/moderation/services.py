@@ -261,8 +261,12 @@ def _placeholders(found: list[_Located], previous: dict[str, str]) -> dict[str, 
     return redactions
 
 
-def _decide(counts: dict[str, int]) -> str:
+def _decide(counts: dict[str, int], distinct: int) -> str:
     if settings.TRAJHUB_PREMODERATION:
+        return ReviewState.HELD
+    # Past this many distinct values (20,000 outputs with 15 emails each, say) redaction is no
+    # longer a small edit of the text: a moderator looks before anyone else does.
+    if distinct > settings.TRAJHUB_SCAN_MAX_DISTINCT:
         return ReviewState.HELD
     auto = set(settings.TRAJHUB_AUTO_REDACT_KINDS)
     if any(kind not in auto for kind in counts):
@@ -336,7 +340,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         changed = False
         state = current.review_state
         if state == ReviewState.PENDING:
-            decision = _decide(counts)
+            distinct = len({located.detection.shown for located in found})
+            decision = _decide(counts, distinct)
             now = timezone.now()
             update: dict[str, Any] = {"redactions": redactions, "review_state": decision}
             if decision == ReviewState.APPROVED:
@@ -357,6 +362,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
                         "from": ReviewState.PENDING,
                         "to": decision,
                         "findings": counts,
+                        "distinct_values": distinct,
                         "premoderation": bool(settings.TRAJHUB_PREMODERATION),
                     },
                 )

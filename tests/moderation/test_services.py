@@ -274,3 +274,21 @@ def test_only_moderators_can_act(other_user):
     with pytest.raises(PermissionDenied):
         trajectory_approve(trajectory=trajectory, moderator=other_user)
     assert Trajectory.objects.get(pk=trajectory.pk).review_state == "held"
+
+
+def test_many_distinct_values_hold_a_trajectory_instead_of_approving_it(settings):
+    """Issue 7: a share of 20,000 outputs with 15 distinct emails each was auto-approved with
+    300,000 redactions. Past TRAJHUB_SCAN_MAX_DISTINCT distinct values a moderator decides."""
+    settings.TRAJHUB_SCAN_MAX_DISTINCT = 30
+    emails = [f"user{i}.leak@gmail.com" for i in range(40)]
+    events = [" ".join(emails[i : i + 15]) for i in range(0, 40, 5)]
+    many = make_trajectory(events=events)
+    result = trajectory_scan(trajectory=many)
+    assert result.review_state == "held" and result.counts == {
+        "email": sum(len(emails[i : i + 15]) for i in range(0, 40, 5))
+    }
+    entry = AuditEntry.objects.get(share_id=many.share_id)
+    assert entry.details["distinct_values"] == 40
+    assert not Trajectory.objects.public().filter(pk=many.pk).exists()
+    few = make_trajectory(events=[" ".join(emails[:30])])
+    assert trajectory_scan(trajectory=few).review_state == "approved"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from pathlib import Path
 
@@ -109,14 +108,26 @@ def version(cache_dir: str | None = None) -> str:
 # query, by `)` in Markdown, or by a full stop ending a sentence is missed. The library reads a
 # copy with those delimiters as spaces (same length, so offsets hold); none occurs in a secret,
 # and the assignment operators its rules look for (`:`, `,`, `>`, `|`) are kept. NUL, which
-# separates the strings of a batch, must end a secret too.
-_DELIMITERS = re.compile(r"[&)\]}\x00]|[.!?](?=\s|\x00|$)")
+# separates the strings of a batch, must end a secret too. (`str.translate` and `replace` run in
+# C at memory speed: a regular expression here cost as much as a whole rule pass.)
+_DELIMITERS = bytes.maketrans(b"&)]}\x00", b"     ")
+_SENTENCE_ENDS = (b". ", b".\n", b".\r", b".\t", b"! ", b"? ", b"!\n", b"?\n")
+
+
+def _library_view(text: str) -> bytes:
+    view = text.encode("utf-8", "surrogatepass").translate(_DELIMITERS)
+    for end in _SENTENCE_ENDS:
+        if end in view:
+            view = view.replace(end, b" " + end[1:])
+    if view.endswith((b".", b"!", b"?")):
+        view = view[:-1] + b" "
+    return view
 
 
 def find(text: str, cache_dir: str | None = None) -> list[Detection]:
     """Every match of the library's rules (component helpers too: an AWS secret key found as the
     partner of its key id is a secret all the same), as character offsets into `text`."""
-    data = _DELIMITERS.sub(" ", text).encode("utf-8", "surrogatepass")
+    data = _library_view(text)
     findings = engine(cache_dir).scan(data)
     if not findings:
         return []

@@ -25,14 +25,22 @@ _CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TERMINAL = re.compile(ANSI.pattern + "|" + _CONTROL.pattern)
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # A line break between two runs of token characters, the first line long enough to be a
-# terminal's full width: where a terminal wraps a long key.
+# terminal's full width: where a terminal wraps a long key. (The look-behind comes after the
+# literal line break so that `re` searches for line breaks, not tries every position.)
 # The next line must go on with token characters up to a space or its end, and not start an
 # assignment of its own: `HOME=/root` after `KEY=value` is a new line, not the rest of the value.
 _JUNCTION = re.compile(
-    r"(?<=[^\s\x00]{12})\r?\n(?![A-Z_][A-Z0-9_]*=)(?=[A-Za-z0-9_+/=.-]+(?:[\s\x00]|$))"
+    r"\n(?<=[^\s\x00]{20}\n)(?![A-Z_][A-Z0-9_]*=)(?=[A-Za-z0-9_+/=.-]+(?:[\s\x00]|$))"
 )
 _WRAP_MIN_LINE = 20
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,8192}={0,2}(?![A-Za-z0-9+/=_-])")
+# A terminal wraps at its width: a wrapped line is as long as the full line before it, or as
+# long as one of the widths terminals commonly have. This keeps ordinary line ends out.
+_WIDTHS = frozenset({40, 72, 80, 100, 120, 132, 160, 200, 240})
+# Maximal runs of the alphabet, each matched once (a class-first pattern with no look-behind
+# lets `re` skip ahead); runs that touch `_` or `-` are URL-safe tokens, not Base64.
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+_MAX_RUN = 8192
+_URLSAFE = frozenset("_-")
 _MAX_DECODED = 4096  # Base64 runs decoded per text: bounds the work on a text full of them
 MARGIN = 256  # characters of context kept around a transformed part (the `KEY=` before a value)
 
@@ -139,15 +147,30 @@ def url_decoded(text: str) -> View | None:
     return _build(text, replacements, MARGIN)
 
 
+_LONGEST_LINE = 1024  # a line longer than any terminal is not a wrapped one
+
+
+def _line_start(text: str, end: int) -> int:
+    """Where the line ending at `end` starts (looking back a bounded distance: linear overall)."""
+    low = max(0, end - _LONGEST_LINE)
+    return max(text.rfind("\n", low, end), text.rfind("\x00", low, end), low - 1) + 1
+
+
 def unwrapped(text: str) -> View | None:
     """Line breaks removed where a terminal would have wrapped a long token, in windows."""
     if "\n" not in text:
         return None
     replacements = []
     for match in _JUNCTION.finditer(text):
-        line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\x00", 0, match.start()))
-        if match.start() - (line_start + 1) >= _WRAP_MIN_LINE:
-            replacements.append((match.start(), match.end(), ""))
+        end = match.start()
+        line_start = _line_start(text, end)
+        width = end - line_start
+        if width < _WRAP_MIN_LINE:
+            continue
+        if width not in _WIDTHS:
+            if line_start == 0 or line_start - 1 - _line_start(text, line_start - 1) != width:
+                continue
+        replacements.append((match.start(), match.end(), ""))
     return _build(text, replacements, MARGIN)
 
 
@@ -159,6 +182,11 @@ def base64_decoded(text: str) -> View | None:
     """Base64 runs that decode to text, decoded (each maps back to its whole run)."""
     replacements = []
     for match in _BASE64_RUN.finditer(text):
+        start, end = match.span()
+        if end - start > _MAX_RUN or (start and text[start - 1] in _URLSAFE):
+            continue
+        if end < len(text) and text[end] in _URLSAFE:
+            continue
         run = match.group(0)
         try:
             decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")

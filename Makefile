@@ -10,10 +10,12 @@ SITE_URL := $(or $(TRAJHUB_SITE_URL),http://127.0.0.1:$(PORT))
 
 .PHONY: install run test lint bench clean
 
-$(BIN)/.installed: requirements.txt
+$(BIN)/.installed: requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing dependencies from requirements.txt into $(VENV) ..."
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# The project itself, editable and without dependencies: puts the `trajhub` command in the venv.
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
 install: $(BIN)/.installed

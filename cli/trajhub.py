@@ -38,6 +38,68 @@ EXIT_PARTIAL = 1
 EXIT_FAILED = 2
 
 
+def config_path() -> Path:
+    """Where `trajhub login` keeps the token: $TRAJHUB_CONFIG, else
+    $XDG_CONFIG_HOME/trajhub/config.json (default ~/.config/trajhub/config.json)."""
+    explicit = os.environ.get("TRAJHUB_CONFIG")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "trajhub" / "config.json"
+
+
+def read_config() -> dict[str, str]:
+    """The stored {"url", "token"}; {} when there is none or it cannot be read."""
+    try:
+        data = json.loads(config_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {key: value for key, value in data.items() if isinstance(value, str)}
+
+
+def write_config(data: dict[str, str]) -> Path:
+    """Store the config readable by its owner only (mode 0600: it holds a token)."""
+    path = config_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+        os.chmod(path, 0o600)  # an existing file keeps its old mode through os.open
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def _has_terminal() -> bool:
+    try:
+        with open("/dev/tty"):
+            return True
+    except OSError:
+        return False
+
+
+def ask_secret(prompt: str, what: str, option: str) -> str:
+    """Ask for a secret on the terminal (not echoed); without one, read a line piped to stdin;
+    with neither, say which option to use instead."""
+    refused = CliError(f"no terminal to ask for the {what}: pass it with {option}")
+    if _has_terminal():
+        try:
+            return getpass.getpass(prompt)
+        except (EOFError, OSError):
+            raise refused from None
+    try:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):  # stdin closed, or not readable
+        line = ""
+    if not line.strip():
+        raise refused
+    return line.rstrip("\r\n")
+
+
 class CliError(Exception):
     """A failure to report on stderr as "error: ..." with exit code 2."""
 
@@ -377,7 +439,14 @@ def cmd_show(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO)
 def cmd_download(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     share_id = _check_id(args.id)
     url = client.api_url(f"/trajectories/{share_id}/download", {"format": args.format})
-    response = client.request("GET", url, headers={"Accept": "*/*"})
+    headers = {"Accept": "*/*"}
+    password = args.password
+    if password is None and args.format == "original" and not client.token:
+        # Anonymous: the original opens to the share's password holder.
+        password = ask_secret("deletion password: ", "deletion password", "--password")
+    if password:
+        headers["X-Deletion-Password"] = password
+    response = client.request("GET", url, headers=headers)
     if args.output and args.output != "-":
         try:
             Path(args.output).write_bytes(response.body)
@@ -399,10 +468,45 @@ def cmd_delete(client: Client, args: argparse.Namespace, out: TextIO, err: TextI
     password = args.password
     if password is None and not client.token:
         # Anonymous: the deletion password the share printed is the only way in.
-        password = getpass.getpass("deletion password: ")
+        password = ask_secret("deletion password: ", "deletion password", "--password")
     headers = {"X-Deletion-Password": password} if password else {}
     client.request("DELETE", client.api_url(f"/trajectories/{share_id}"), headers=headers)
     out.write(f"deleted {share_id}\n")
+    return EXIT_OK
+
+
+def cmd_login(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Store a token pasted from the site's API tokens page (checked against the site first)."""
+    token = (args.token_value or args.token or "").strip()
+    if not token:
+        token = ask_secret("API token (from your account's API tokens page): ", "token", "--token")
+        token = token.strip()
+    if not token:
+        raise CliError("no token given")
+    checked = Client(client.url, token, timeout=client.timeout)
+    try:
+        checked.json("GET", "/trajectories", owner="me", limit="1")
+    except CliError as exc:
+        if exc.status == 401:
+            raise CliError(
+                f"{client.url} refused this token (revoked, or from another site)"
+            ) from None
+        raise
+    path = write_config({"url": client.url, "token": token})
+    out.write(f"token stored in {path} for {client.url}\n")
+    return EXIT_OK
+
+
+def cmd_logout(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    path = config_path()
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        out.write("no stored token\n")
+        return EXIT_OK
+    except OSError as exc:
+        raise CliError(f"cannot remove {path}: {exc.strerror or exc}") from None
+    out.write(f"removed {path}\n")
     return EXIT_OK
 
 
@@ -493,15 +597,17 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if suppress else value
 
+    # None: not given; main() then falls back to the environment, then the config file.
     parser.add_argument(
         "--url",
-        default=default(os.environ.get("TRAJHUB_URL") or DEFAULT_URL),
-        help=f"the site (env TRAJHUB_URL; default {DEFAULT_URL})",
+        default=default(None),
+        help=f"the site (env TRAJHUB_URL, then `trajhub login`'s; default {DEFAULT_URL})",
     )
     parser.add_argument(
         "--token",
-        default=default(os.environ.get("TRAJHUB_TOKEN", "")),
-        help="an API token from your account page (env TRAJHUB_TOKEN); none: anonymous",
+        default=default(None),
+        help="an API token from your account page (env TRAJHUB_TOKEN, then the one "
+        "`trajhub login` stored); none: anonymous",
     )
     parser.add_argument(
         "--timeout", type=float, default=default(300.0), help="seconds (default 300)"
@@ -556,6 +662,9 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("id", metavar="ID")
     download.add_argument("--format", choices=EXPORT_FORMATS, default="openhands")
     download.add_argument("-o", "--output", metavar="FILE", help="write here (default stdout)")
+    download.add_argument(
+        "--password", help="an anonymous share's deletion password (asked for the original)"
+    )
     download.set_defaults(handler=cmd_download)
 
     delete = commands.add_parser("delete", parents=[common], help="delete a trajectory")
@@ -570,6 +679,17 @@ def build_parser() -> argparse.ArgumentParser:
     visibility.add_argument("visibility", choices=("public", "private"))
     visibility.add_argument("--agree-license", action="store_true")
     visibility.set_defaults(handler=cmd_visibility)
+
+    login = commands.add_parser(
+        "login", parents=[common], help="store an API token (pasted from the tokens page)"
+    )
+    login.add_argument(
+        "token_value", nargs="?", metavar="TOKEN", help="the token (default: asked for)"
+    )
+    login.set_defaults(handler=cmd_login)
+
+    logout = commands.add_parser("logout", parents=[common], help="forget the stored token")
+    logout.set_defaults(handler=cmd_logout)
 
     retrieving = commands.add_parser(
         "retrieve",
@@ -599,10 +719,11 @@ def main(
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
         return int(exc.code) if isinstance(exc.code, int) else EXIT_FAILED
-    if urllib.parse.urlsplit(args.url).scheme not in ("http", "https"):
-        err.write(f"error: --url must start with http:// or https:// (got {args.url!r})\n")
+    url, token = _site_and_token(args)
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        err.write(f"error: --url must start with http:// or https:// (got {url!r})\n")
         return EXIT_FAILED
-    client = Client(args.url, args.token, timeout=args.timeout)
+    client = Client(url, token, timeout=args.timeout)
     try:
         code: int = args.handler(client, args, out, err)
     except CliError as exc:
@@ -611,7 +732,23 @@ def main(
     except KeyboardInterrupt:
         err.write("interrupted\n")
         return EXIT_FAILED
+    except Exception as exc:  # never a traceback: one sentence, and the exit code
+        err.write(f"error: something unexpected went wrong ({type(exc).__name__}: {exc})\n")
+        return EXIT_FAILED
     return code
+
+
+def _site_and_token(args: argparse.Namespace) -> tuple[str, str]:
+    """--url / --token, else $TRAJHUB_URL / $TRAJHUB_TOKEN, else what `trajhub login` stored
+    (its token only for the site it was stored for)."""
+    config = read_config()
+    url = args.url or os.environ.get("TRAJHUB_URL") or config.get("url") or DEFAULT_URL
+    token = args.token or os.environ.get("TRAJHUB_TOKEN") or ""
+    if not token and config.get("token") and config.get("url", "").rstrip("/") == url.rstrip("/"):
+        token = config["token"]
+    if args.command == "logout":
+        token = ""
+    return url, token
 
 
 if __name__ == "__main__":

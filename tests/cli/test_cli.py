@@ -132,7 +132,7 @@ def test_anonymous_delete_needs_the_password(live_server, sample, tmp_path, monk
     assert Trajectory.objects.filter(share_id=share_id).exists()
 
     # Without --password an anonymous caller is asked for it (getpass: not echoed).
-    monkeypatch.setattr(trajhub.getpass, "getpass", lambda prompt="": password)
+    monkeypatch.setattr(trajhub, "ask_secret", lambda prompt, what, option: password)
     code, out, err = run(live_server, "delete", share_id)
     assert code == 0 and f"deleted {share_id}" in out
     assert not Trajectory.objects.filter(share_id=share_id).exists()

@@ -52,7 +52,7 @@ from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFil
 from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
-from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, trajectory_access
+from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
 JSON_TYPES = {
     "application/json",
@@ -467,7 +467,8 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class TrajectoryDownloadView(JsonApiView):
-    """The raw upload (owner and moderators) or an export built from (redacted) events."""
+    """The raw upload (owner, moderators, and the holder of an anonymous share's password) or an
+    export built from (redacted) events."""
 
     @extend_schema(
         operation_id="trajectories_download",
@@ -477,8 +478,17 @@ class TrajectoryDownloadView(JsonApiView):
                 "format",
                 str,
                 enum=["original", "openhands", "openai", "sharegpt"],
-                description="original: the upload as sent (owner and moderators only).",
-            )
+                description="original: the upload as sent (owner, moderators, password holder).",
+            ),
+            OpenApiParameter(
+                "X-Deletion-Password",
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description="An anonymous share's password: opens it as its holder (the "
+                "command-line client's `download --password`). Wrong passwords count in the "
+                "same per-address limit as DELETE and the unlock page.",
+            ),
         ],
         responses={
             (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY),
@@ -488,8 +498,18 @@ class TrajectoryDownloadView(JsonApiView):
     def get(self, request: Request, share_id: str) -> HttpResponse:
         user = _user(request)
         # Same access as the page: visible_to(user), plus the password holder of an anonymous
-        # share who unlocked it in this browser session.
-        access = trajectory_access(request, share_id)
+        # share who unlocked it in this browser session, or who sends its password (a script
+        # has no session). A wrong password and an unknown id are the same 404.
+        password = request.headers.get("X-Deletion-Password")
+        if password is not None:
+            found = services.trajectory_by_password(
+                share_id=share_id, password=password, client=client_ip(request)
+            )
+            if found is None:
+                raise Http404("no trajectory with this id and deletion password")
+            access = Access(trajectory=found, is_owner=False, is_moderator=False, is_holder=True)
+        else:
+            access = trajectory_access(request, share_id)
         trajectory = access.trajectory
         query = DownloadQuerySerializer(
             data={"format": request.query_params.get("format")}

@@ -187,6 +187,11 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "apps.moderation.tasks.scan_sweep",
         "schedule": float(env_int("TRAJHUB_SCAN_SWEEP_SECONDS", 300)),
     },
+    # Public trajectories scanned by older rules, newest first, TRAJHUB_SCAN_SWEEP_BATCH a time.
+    "rescan-sweep": {
+        "task": "apps.moderation.tasks.rescan_sweep",
+        "schedule": float(env_int("TRAJHUB_RESCAN_SWEEP_SECONDS", 600)),
+    },
     # Checks often; the service builds only when TRAJHUB_RELEASE_EVERY_DAYS have passed, and
     # publishes an announced release as soon as its opt-out window ends.
     "release-run": {

@@ -24,18 +24,19 @@ if TYPE_CHECKING:
 
 
 def scanner_version() -> str:
-    """The version of the scan rules a release was cleaned with (recorded in its manifest).
+    """The version of the scan engine and rules a release was cleaned with (in its manifest);
+    each trajectory records the version its last scan ran with."""
+    from django.conf import settings
 
-    The scan does not record a rules version per trajectory yet; until it does, every approved
-    trajectory counts as scanned by the current rules and this names the scanner module.
-    """
-    return "trajhub-scanner-1"
+    from apps.moderation import scanners
+
+    return scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
 
 
 def stale_scan_q() -> Q:
-    """Trajectories whose scan ran under older rules than today's: nothing, until the scan
-    records its rules version (then: `~Q(scan_version=scanner_version())`)."""
-    return Q(pk__in=[])
+    """Trajectories whose last scan ran under other rules than today's (the rescan sweep is
+    catching up with them, newest first)."""
+    return ~Q(scan_version=scanner_version())
 
 
 def image_releasable(image: Image) -> bool:

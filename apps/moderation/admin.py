@@ -44,6 +44,7 @@ from apps.moderation.services import (
     trajectory_hide,
     trajectory_redact_approve,
     trajectory_reject,
+    trajectory_scan,
 )
 from apps.trajectories.admin import ReadOnlyAdmin, TrajectoryAdmin, user_label
 from apps.trajectories.models import ReviewState, Trajectory
@@ -104,7 +105,7 @@ class DecisionActions:
     """Approve / reject (with a reason) / redact and approve / hide / claim, in bulk."""
 
     action_form = DecisionForm
-    actions = ["approve", "reject", "redact_approve", "hide", "claim"]
+    actions = ["approve", "reject", "redact_approve", "hide", "claim", "rescan"]
 
     def has_moderate_permission(self, request) -> bool:
         return request.user.is_active and request.user.is_moderator
@@ -144,6 +145,14 @@ class DecisionActions:
     )
     def claim(self, request, queryset) -> None:
         _act(self, request, queryset, _claim, "claimed")
+
+    @admin.action(description="Rescan selected with today's rules", permissions=["moderate"])
+    def rescan(self, request, queryset) -> None:
+        results = [trajectory_scan(trajectory=trajectory) for trajectory in queryset[:500]]
+        held = sum(result.review_state == "held" for result in results)
+        self.message_user(
+            request, f"{len(results)} trajectories rescanned ({held} held).", messages.SUCCESS
+        )
 
 
 def _claim(*, trajectory: Trajectory, moderator, note: str = "") -> Trajectory:

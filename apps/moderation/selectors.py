@@ -28,6 +28,18 @@ def trajectories_pending_scan(
     return queryset[:limit] if limit is not None else queryset
 
 
+def trajectories_rescan_due(*, version: str, limit: int | None = None) -> QuerySet[Trajectory]:
+    """Public trajectories past their first scan whose scan ran under other rules than
+    `version`, newest first (what readers see most is rescanned first)."""
+    queryset = (
+        Trajectory.objects.filter(visibility=Visibility.PUBLIC)
+        .exclude(review_state=ReviewState.PENDING)
+        .exclude(scan_version=version)
+        .order_by("-created_at", "-id")
+    )
+    return queryset[:limit] if limit is not None else queryset
+
+
 # --- The review queue ---------------------------------------------------------------------------
 
 

@@ -300,6 +300,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
     snapshot = {name: getattr(trajectory, name) for name in _SNAPSHOT_FIELDS}
     previous_redactions = dict(trajectory.redactions or {})
     scanner = scanner_from_settings()
+    version = scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
     found = _find(scanner, trajectory)
     counts = dict(Counter(located.detection.kind for located in found))
     redactions = _placeholders(found, trajectory.redactions or {})
@@ -343,7 +344,12 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             distinct = len({located.detection.shown for located in found})
             decision = _decide(counts, distinct)
             now = timezone.now()
-            update: dict[str, Any] = {"redactions": redactions, "review_state": decision}
+            update: dict[str, Any] = {
+                "redactions": redactions,
+                "review_state": decision,
+                "scan_version": version,
+                "scanned_at": now,
+            }
             if decision == ReviewState.APPROVED:
                 update["published_at"] = _published_at(now)
             changed = (
@@ -369,7 +375,14 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
                 if decision == ReviewState.HELD and current.visibility == Visibility.PUBLIC:
                     _notify_held(current, counts)
         if not changed:
-            Trajectory.objects.filter(pk=pk).update(redactions=redactions)
+            Trajectory.objects.filter(pk=pk).update(
+                redactions=redactions, scan_version=version, scanned_at=timezone.now()
+            )
+            if state == ReviewState.APPROVED and _new_secrets(found, previous_redactions):
+                # A rescan (newer rules) found a secret the scan that approved it had not: it
+                # stays redacted, and a moderator looks again.
+                if _hold_after_rescan(current, counts):
+                    changed, state = True, ReviewState.HELD
         if changed or redactions != previous_redactions:
             # Approved (enters public() if public), held, or shown with other placeholders.
             announce_public_change([pk])
@@ -637,6 +650,50 @@ def trajectory_deleted_record(
 
 
 # --- The sweep ----------------------------------------------------------------------------------
+
+
+def _new_secrets(found: list[_Located], previous: dict[str, str]) -> bool:
+    return any(
+        located.detection.kind in scanners.SECRET_KINDS and located.detection.shown not in previous
+        for located in found
+    )
+
+
+def _hold_after_rescan(current: Trajectory, counts: dict[str, int]) -> bool:
+    moved = (
+        Trajectory.objects.filter(pk=current.pk, review_state=ReviewState.APPROVED).update(
+            review_state=ReviewState.HELD
+        )
+        == 1
+    )
+    if moved:
+        audit_record(
+            actor_kind=ActorKind.SCAN,
+            action=AuditAction.SCAN_HELD,
+            share_id=current.share_id,
+            details={
+                "from": ReviewState.APPROVED,
+                "to": ReviewState.HELD,
+                "findings": counts,
+                "rescan": True,
+            },
+        )
+        if current.visibility == Visibility.PUBLIC:
+            _notify_held(current, counts)
+    return moved
+
+
+def rescan_due_sweep(*, limit: int) -> list[ScanResult]:
+    """Rescan up to `limit` public trajectories scanned by other rules than today's (an upgrade
+    of the library or a change of the hand rules), newest first. Bounded and safe to run twice:
+    each scan's write is conditional, and a rescanned trajectory is no longer due."""
+    from apps.moderation.selectors import trajectories_rescan_due
+
+    version = scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
+    return [
+        trajectory_scan(trajectory=trajectory)
+        for trajectory in trajectories_rescan_due(version=version, limit=limit)
+    ]
 
 
 def pending_scan_sweep(*, limit: int, older_than_seconds: float = 60) -> list[ScanResult]:

@@ -16,6 +16,7 @@ from apps.trajectories.models import Trajectory
 logger = logging.getLogger(__name__)
 
 SWEEP_LOCK = "moderation:scan-sweep:lock"
+RESCAN_LOCK = "moderation:rescan-sweep:lock"
 
 
 @shared_task(
@@ -44,6 +45,20 @@ def scan_sweep() -> int:
         results = services.pending_scan_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
     if results:
         logger.info("scan sweep scanned %d pending trajectories", len(results))
+    return len(results)
+
+
+@shared_task(name="apps.moderation.tasks.rescan_sweep")
+def rescan_sweep() -> int:
+    """Periodic: rescan a bounded batch of public trajectories scanned by older rules (newest
+    first); `manage.py rescan` does the same on demand. One sweep at a time."""
+    with RenewedLock(RESCAN_LOCK, settings.TRAJHUB_SCAN_SWEEP_LOCK_SECONDS) as held:
+        if not held:
+            logger.info("rescan sweep already running; skipped")
+            return 0
+        results = services.rescan_due_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
+    if results:
+        logger.info("rescan sweep rescanned %d trajectories", len(results))
     return len(results)
 
 

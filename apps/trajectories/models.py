@@ -84,6 +84,10 @@ class Trajectory(models.Model):
     deletion_password_hashes = models.JSONField(default=list, blank=True)
     # Consistent placeholders for public surfaces, written by the scan: {"original": "<EMAIL_1>"}.
     redactions = models.JSONField(default=dict, blank=True)
+    # The scan engine and rules that made `redactions` (apps.moderation.scanners.version()); when
+    # they change, the rescan sweep scans public trajectories again.
+    scan_version = models.CharField(max_length=100, blank=True, db_index=True)
+    scanned_at = models.DateTimeField(null=True, blank=True)
 
     num_events = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from functools import lru_cache
 from pathlib import Path
 
 import kingfisher_sdk
@@ -97,6 +98,7 @@ def engine(cache_dir: str | None = None) -> kingfisher_sdk.Scanner:
     return scanner
 
 
+@lru_cache(maxsize=8)
 def version(cache_dir: str | None = None) -> str:
     """The SDK version and a digest of the loaded rule ids: changes when an upgrade changes them."""
     ids = sorted(rule["id"] for rule in engine(cache_dir).rules.metadata())

@@ -381,6 +381,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        # The OpenHands drop-in is a plain Django view: the schema names it by hand.
+        "apps.trajectories.api.schema.add_openhands_drop_in",
+    ],
 }
 
 # --- TrajHub ------------------------------------------------------------------------------------

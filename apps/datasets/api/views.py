@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.datasets import selectors
 from apps.datasets.api.serializers import ReleaseDetailOutputSerializer, ReleaseOutputSerializer
 from apps.trajectories.api.errors import ApiError
+from apps.trajectories.api.serializers import ErrorOutputSerializer
 from apps.trajectories.api.views import JsonApiView
 
 
@@ -16,7 +17,11 @@ class ReleaseListView(JsonApiView):
     @extend_schema(
         operation_id="releases_list",
         summary="Published dataset releases, newest first",
-        responses=ReleaseOutputSerializer(many=True),
+        # The answer is {"results": [...]}, not a bare list.
+        responses={
+            200: inline_serializer("ReleaseList", {"results": ReleaseOutputSerializer(many=True)}),
+            401: ErrorOutputSerializer,
+        },
     )
     def get(self, request: Request) -> Response:
         releases = list(selectors.release_list_published().select_related("previous"))
@@ -29,7 +34,11 @@ class ReleaseDetailView(JsonApiView):
     @extend_schema(
         operation_id="releases_detail",
         summary="One release: card, files with sizes and checksums, ids added and removed",
-        responses=ReleaseDetailOutputSerializer,
+        responses={
+            200: ReleaseDetailOutputSerializer,
+            401: ErrorOutputSerializer,
+            404: ErrorOutputSerializer,
+        },
     )
     def get(self, request: Request, version: int) -> Response:
         release = selectors.release_get_published(version)

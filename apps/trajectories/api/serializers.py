@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from apps.trajectories.models import Polarity, Trajectory, Visibility
@@ -227,6 +227,18 @@ class ErrorDetailSerializer(serializers.Serializer):
 
 class ErrorOutputSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
+
+
+def page_of(name: str, item: serializers.Serializer) -> serializers.Serializer:
+    """The schema of a cursor-paginated answer: {next, previous, results: [item]}."""
+    return inline_serializer(
+        name,
+        {
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item.__class__(many=True),
+        },
+    )
 
 
 class EventOutputSerializer(serializers.Serializer):

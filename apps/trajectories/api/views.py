@@ -47,6 +47,7 @@ from apps.trajectories.api.serializers import (
     TrajectoryDetailOutputSerializer,
     TrajectoryOutputSerializer,
     TrajectoryUpdateInputSerializer,
+    page_of,
 )
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter, as_utc
 from apps.trajectories.http import client_ip
@@ -66,6 +67,8 @@ JSON_TYPES = {
 FILE_FIELD = "file"
 ERRORS = {
     400: ErrorOutputSerializer,
+    # A token that is wrong or revoked, or `owner=me` without one.
+    401: ErrorOutputSerializer,
     403: ErrorOutputSerializer,
     404: ErrorOutputSerializer,
 }
@@ -200,7 +203,7 @@ class TrajectoryListView(JsonApiView):
             OpenApiParameter("cursor", str),
             OpenApiParameter("limit", int, description="Page size (at most 200)."),
         ],
-        responses={200: TrajectoryOutputSerializer(many=True), **ERRORS},
+        responses={200: page_of("TrajectoryPage", TrajectoryOutputSerializer()), **ERRORS},
     )
     def get(self, request: Request) -> Response:
         owner = request.query_params.get("owner", "")
@@ -451,7 +454,7 @@ class TrajectoryEventsView(JsonApiView):
         operation_id="trajectories_events",
         summary="Events of a trajectory",
         parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
-        responses={200: EventOutputSerializer(many=True), 404: ErrorOutputSerializer},
+        responses={200: page_of("EventPage", EventOutputSerializer()), **ERRORS},
     )
     def get(self, request: Request, share_id: str) -> Response:
         user = _user(request)

@@ -610,6 +610,13 @@ def trajectory_redact_approve(
         if value not in existing
     )
     trajectory_scan(trajectory=trajectory)
+    stored = Trajectory.objects.filter(pk=trajectory.pk).values_list("redactions", flat=True)
+    redactions = stored.first() or {}
+    if any(value not in redactions for value in wanted):
+        # The rescan was stale (the trajectory changed meanwhile): never approve without them.
+        raise ModerationError(
+            "the trajectory changed while it was being redacted; nothing was approved, try again"
+        )
     trajectory.review_state = seen  # decide from what the moderator saw, not from the rescan
     return _moderate(
         trajectory=trajectory,

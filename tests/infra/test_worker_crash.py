@@ -175,4 +175,9 @@ def test_a_worker_killed_mid_sweep_does_not_block_the_sweep(crash_stack):
     )
     assert _state(stack, pk) == "approved"
     assert time.monotonic() - killed_at < LOCK_SECONDS + 40
-    assert "scan sweep scanned 1 pending trajectories" in stack.log("worker")
+    # The sweep did it (nothing else queued a scan): its log line follows the write.
+    stack.wait_for(
+        "the sweep's log line",
+        lambda: "scan sweep scanned 1 pending trajectories" in stack.log("worker"),
+        timeout=20,
+    )

@@ -318,3 +318,25 @@ def test_staff_manage_accounts_and_revoke_tokens_moderators_cannot(
         ).status_code
         == 403
     )
+
+
+def test_redact_and_approve_never_approves_without_the_redaction(admin_moderator, monkeypatch):
+    """The trajectory changes while its rescan runs (the rescan is stale and writes nothing):
+    the approval is refused rather than published without the moderator's redaction."""
+    from apps.moderation import services
+    from apps.moderation.errors import ModerationError
+
+    trajectory = held(title="deploy with hunter2-corp-password")
+    real_find = services._find
+
+    def find_then_change(scanner, t):
+        found = real_find(scanner, t)
+        Trajectory.objects.filter(pk=t.pk).update(chain_fingerprint="changed meanwhile")
+        return found
+
+    monkeypatch.setattr(services, "_find", find_then_change)
+    with pytest.raises(ModerationError, match="changed while it was being redacted"):
+        services.trajectory_redact_approve(
+            trajectory=trajectory, moderator=admin_moderator, values=["hunter2-corp-password"]
+        )
+    assert Trajectory.objects.get(pk=trajectory.pk).review_state == "held"

@@ -27,6 +27,7 @@ urlpatterns = [
     # The trajectory page and the fragments viewer.js loads (views/viewer.py)
     re_path(rf"^t/{SHARE_ID}/$", viewer.trajectory_page, name="trajectory"),
     re_path(rf"^t/{SHARE_ID}/events$", viewer.trajectory_events, name="trajectory-events"),
+    re_path(rf"^t/{SHARE_ID}/timeline$", viewer.trajectory_timeline, name="trajectory-timeline"),
     re_path(
         rf"^t/{SHARE_ID}/events/(?P<step>[0-9]{{1,9}})/json$",
         viewer.trajectory_event_json,

@@ -287,6 +287,7 @@
     }
     viewer.classList.toggle("time-travel", current < total);
     if (slider) slider.value = String(current);
+    if (typeof moveStripCursor === "function") moveStripCursor();
   }
 
   function highlight(node, cls) {
@@ -409,6 +410,81 @@
       viewer.classList.toggle("hide-later", !dimBox.checked);
     });
     viewer.classList.toggle("hide-later", !dimBox.checked);
+  }
+
+  // ---- timeline strip: every step as a coloured mark, errors red, screenshots as dots -------
+  // Drawn from /timeline (fetched after the page); a click or drag on it moves the slider.
+  // SVG attributes and classes only: the CSP forbids style attributes.
+
+  var strip = document.getElementById("timeline");
+  var stripCursor = null;
+  var SVG = "http://www.w3.org/2000/svg";
+  var BINS = 600;
+
+  function svgEl(name, attrs) {
+    var node = document.createElementNS(SVG, name);
+    for (var key in attrs) node.setAttribute(key, attrs[key]);
+    return node;
+  }
+
+  function drawTimeline(data) {
+    var letters = data.families || "";
+    var n = letters.length;
+    if (!strip || n < 2) return;
+    var bins = Math.min(n, BINS);
+    var per = n / bins;
+    var svg = svgEl("svg", { viewBox: "0 0 " + bins + " 14", preserveAspectRatio: "none", "class": "tl-svg" });
+    var errors = {};
+    (data.errors || []).forEach(function (step) { errors[Math.floor((step - 1) / per)] = true; });
+    for (var b = 0; b < bins; b++) {
+      // A bin shows its most frequent family.
+      var counts = {};
+      var top = letters.charAt(Math.floor(b * per));
+      for (var i = Math.floor(b * per); i < Math.floor((b + 1) * per) && i < n; i++) {
+        var c = letters.charAt(i);
+        counts[c] = (counts[c] || 0) + 1;
+        if (counts[c] > (counts[top] || 0)) top = c;
+      }
+      svg.appendChild(svgEl("rect", { x: b, y: 3, width: 1, height: 8, "class": "tl tl-" + top }));
+      if (errors[b]) svg.appendChild(svgEl("rect", { x: b, y: 0, width: 1, height: 3, "class": "tl tl-err" }));
+    }
+    var shots = {};
+    (data.screenshots || []).forEach(function (step) { shots[Math.floor((step - 1) / per)] = true; });
+    Object.keys(shots).forEach(function (bin) {
+      svg.appendChild(svgEl("circle", { cx: +bin + 0.5, cy: 12.5, r: 1.2, "class": "tl-shot" }));
+    });
+    stripCursor = svgEl("rect", { x: 0, y: 0, width: Math.max(bins / 200, 1), height: 14, "class": "tl-cursor" });
+    svg.appendChild(stripCursor);
+    strip.appendChild(svg);
+    strip.setAttribute("data-bins", String(bins));
+    strip.hidden = false;
+    moveStripCursor();
+
+    var dragging = false;
+    function scrub(event) {
+      var box = svg.getBoundingClientRect();
+      var fraction = Math.max(0, Math.min(0.9999, (event.clientX - box.left) / box.width));
+      setCurrent(Math.floor(fraction * total) + 1);
+    }
+    svg.addEventListener("pointerdown", function (event) {
+      dragging = true;
+      if (svg.setPointerCapture) svg.setPointerCapture(event.pointerId);
+      scrub(event);
+    });
+    svg.addEventListener("pointermove", function (event) { if (dragging) scrub(event); });
+    svg.addEventListener("pointerup", function () { dragging = false; });
+    svg.addEventListener("pointercancel", function () { dragging = false; });
+  }
+
+  function moveStripCursor() {
+    if (!stripCursor || !strip) return;
+    var bins = parseInt(strip.getAttribute("data-bins"), 10) || 1;
+    stripCursor.setAttribute("x", String(((current - 1) / Math.max(total, 1)) * bins));
+  }
+
+  if (strip && total > 1) {
+    get(base + "timeline").then(function (response) { return response.json(); })
+      .then(drawTimeline).catch(function () { /* the strip is an extra: the page works without */ });
   }
 
   // ---- keyboard ---------------------------------------------------------------------------

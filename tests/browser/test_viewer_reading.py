@@ -171,3 +171,40 @@ def test_one_step_long_title_long_cwd_and_an_opaque_toolbar(browser_page, owner,
     bp.screenshot("viewer-reading-phone-cwd")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
     assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []
+
+
+def test_timeline_strip_marks_steps_errors_and_screenshots_and_scrubs(browser_page, owner):
+    # openhands_session: every command exits 1 (an error), browse steps carry screenshots.
+    trajectory = ingest(
+        session_bytes(120, screenshots=6, output_lines=5), owner=owner, visibility="public"
+    )
+    bp, page = browser_page, browser_page.page
+    bp.goto(trajectory.get_absolute_url())
+    page.wait_for_selector("#timeline:not([hidden]) svg")
+    assert page.locator("#timeline rect.tl").count() >= 120  # one mark per step (and errors)
+    assert page.locator("#timeline rect.tl-err").count() > 10
+    assert page.locator("#timeline circle.tl-shot").count() == 6
+    assert (
+        page.locator("#timeline rect.tl-u").count() >= 1
+        and page.locator("#timeline rect.tl-c").count() > 10
+    )
+    # No inline style anywhere in it (CSP): attributes and classes only.
+    assert page.locator("#timeline [style]").count() == 0
+    # A click halfway along moves the slider there.
+    box = page.locator("#timeline svg").bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2)
+    page.wait_for_function("() => document.getElementById('step-slider').value === '61'")
+    assert page.evaluate("location.hash") == "#step-61"
+    assert page.locator("#step-61").is_visible() and page.locator("#step-62").is_hidden()
+    # Dragging scrubs (the toolbar is stuck to the top of the window now: measure again).
+    box = page.locator("#timeline svg").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.25, box["y"] + 5)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.1, box["y"] + 5, steps=4)
+    page.mouse.up()
+    page.wait_for_function("() => +document.getElementById('step-slider').value <= 13")
+    bp.screenshot("viewer-timeline-desktop")
+    page.set_viewport_size(PHONE)
+    bp.screenshot("viewer-timeline-phone")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []

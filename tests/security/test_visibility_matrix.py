@@ -48,6 +48,7 @@ def detail_urls(share_id: str, image: str) -> dict[str, str]:
         "event JSON": f"{page}events/2/json",
         "block": f"{page}events/3/blocks/0",
         "find": f"{page}find?q=mail",
+        "timeline": f"{page}timeline",
         "image": f"{page}images/{image}",
         "API detail": api,
         "API events": f"{api}/events",

@@ -415,3 +415,16 @@ def test_page_and_fragment_query_counts_do_not_grow_with_events(
         assert signed_in.get(base).status_code == 200
     with django_assert_num_queries(5):
         assert signed_in.get(f"{base}events?after=4").status_code == 200
+
+
+def test_timeline_json_one_letter_a_step_errors_and_screenshots(owner, django_assert_num_queries):
+    trajectory = ingest(
+        session_bytes(40, screenshots=3, output_lines=3), owner=owner, visibility="public"
+    )
+    client = Client()
+    with django_assert_num_queries(2):  # access, then one query over the events' small keys
+        data = client.get(f"{trajectory.get_absolute_url()}timeline").json()
+    assert len(data["families"]) == 40 and data["families"][0] == "u"
+    assert data["screenshots"] and len(data["screenshots"]) == 3
+    # openhands_session's commands all exit 1: each of their outputs is an error.
+    assert data["errors"] and all(data["families"][step - 1] == "o" for step in data["errors"])

@@ -224,3 +224,64 @@ def image_for(trajectory: Trajectory, sha256: str) -> Image:
     if image is None or image.content_type not in SAFE_IMAGE_TYPES:
         raise Http404("no such image")
     return image
+
+
+# One letter per step for the timeline strip (viewer.js draws it): the card family its kind
+# and type usually get.
+TIMELINE_FAMILIES = {
+    "run": "c",
+    "run_ipython": "c",
+    "edit": "e",
+    "write": "e",
+    "read": "f",
+    "browse": "b",
+    "browse_interactive": "b",
+    "think": "t",
+    "finish": "d",
+    "error": "x",
+}
+
+
+def _family(kind: str, type_: str, source: str) -> str:
+    if type_ in ("error", "AgentErrorEvent"):
+        return "x"
+    if kind == "message":
+        return "u" if source == "user" else "a"
+    if kind == "system":
+        return "s"
+    if kind == "observation":
+        return "b" if type_.startswith("browse") else "o"
+    return TIMELINE_FAMILIES.get(type_, "t" if type_ == "think" else "k")
+
+
+def event_timeline(trajectory: Trajectory) -> dict[str, Any]:
+    """Every step as one letter (its family), plus the steps that failed (a non-zero exit code,
+    an error) and those with a screenshot, for the strip above the steps. One query; it reads
+    only a few small JSON keys of each event, never its text."""
+    from django.db.models.fields.json import KT
+    from django.db.models.functions import Coalesce
+
+    rows = (
+        Event.objects.filter(trajectory=trajectory)
+        .order_by("position")
+        .annotate(
+            exit_code=Coalesce(
+                KT("data__extras__metadata__exit_code"),
+                KT("data__observation__exit_code"),
+                KT("data__observation__metadata__exit_code"),
+            ),
+            shot=Coalesce(KT("data__extras__screenshot"), KT("data__observation__screenshot_data")),
+        )
+        .values_list("position", "kind", "type", "source", "exit_code", "shot")
+    )
+    letters: list[str] = []
+    errors: list[int] = []
+    shots: list[int] = []
+    for position, kind, type_, source, exit_code, shot in rows.iterator(chunk_size=2000):
+        family = _family(kind, type_, source)
+        letters.append(family)
+        if family == "x" or (exit_code not in (None, "", "0", "-1") and kind == "observation"):
+            errors.append(position + 1)
+        if shot:
+            shots.append(position + 1)
+    return {"families": "".join(letters), "errors": errors, "screenshots": shots}

@@ -34,6 +34,7 @@ from apps.trajectories.selectors.viewer import (
     event_chunk,
     event_chunk_before,
     event_find,
+    event_timeline,
     event_type_counts,
     image_for,
     public_share_status,
@@ -352,3 +353,11 @@ def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpRe
         f"private, max-age={getattr(settings, 'TRAJHUB_IMAGE_MAX_AGE', 3600)}"
     )
     return response
+
+
+@require_safe
+def trajectory_timeline(request: HttpRequest, share_id: str) -> HttpResponse:
+    """The timeline strip's data (JSON): {"families": one letter a step, "errors": [steps],
+    "screenshots": [steps]}. Fetched by viewer.js after the page, so the page stays fast."""
+    access = trajectory_access(request, share_id)
+    return _private_headers(JsonResponse(event_timeline(access.trajectory)), access)

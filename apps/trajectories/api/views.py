@@ -71,6 +71,8 @@ ERRORS = {
     401: ErrorOutputSerializer,
     403: ErrorOutputSerializer,
     404: ErrorOutputSerializer,
+    # Rate limits (anonymous shares, deletion-password guesses): Retry-After says when.
+    429: ErrorOutputSerializer,
 }
 
 
@@ -417,7 +419,7 @@ class TrajectoryDetailView(JsonApiView):
                 "X-Deletion-Password", str, location=OpenApiParameter.HEADER, required=False
             )
         ],
-        responses={204: None, 429: ErrorOutputSerializer, **ERRORS},
+        responses={204: None, **ERRORS},
     )
     def delete(self, request: Request, share_id: str) -> Response:
         user = _user(request)

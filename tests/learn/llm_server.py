@@ -26,6 +26,7 @@ class Served:
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt: str = ""
 
 
 @dataclass
@@ -94,7 +95,7 @@ def start(fake: FakeLLM) -> ThreadingHTTPServer:
             with fake.lock:
                 step = fake.script.pop(0) if fake.script else None
             if isinstance(step, int):
-                fake.served.append(Served(kind, digest, step, model))
+                fake.served.append(Served(kind, digest, step, model, prompt=prompt))
                 self.send_response(step)
                 if step == 429:
                     self.send_header("Retry-After", "0")
@@ -109,7 +110,15 @@ def start(fake: FakeLLM) -> ThreadingHTTPServer:
             text = "no block here" if fake.no_fence else answer_for(kind, prompt, fake)
             usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4}
             fake.served.append(
-                Served(kind, digest, 200, model, usage["prompt_tokens"], usage["completion_tokens"])
+                Served(
+                    kind,
+                    digest,
+                    200,
+                    model,
+                    usage["prompt_tokens"],
+                    usage["completion_tokens"],
+                    prompt,
+                )
             )
             payload = {
                 "id": "chatcmpl-test",

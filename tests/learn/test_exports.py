@@ -30,6 +30,10 @@ def exported(fake_llm, tmp_path):
     make_session("Private", [("cat plan.txt", "private plan")], visibility="private")
     synthesize()
     assert Example.objects.filter(state=ExampleState.KEPT).exists()
+    # Windows are cut from the redacted text: the secret never reaches the LLM.
+    prompts = [s.prompt for s in fake_llm.served]
+    assert prompts and not any(SECRET in p for p in prompts)
+    assert any("<PASSWORD_1>" in p for p in prompts)
     out = tmp_path / "export"
     text = io.StringIO()
     call_command("export_examples", str(out), stdout=text, stderr=io.StringIO())

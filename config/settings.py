@@ -431,6 +431,10 @@ TRAJHUB_SCAN_MAX_FINDINGS = env_int("TRAJHUB_SCAN_MAX_FINDINGS", 1000)  # rows k
 # A trajectory with more distinct found values than this (emails, keys, ...) is held for a
 # moderator instead of approved with its personal data redacted.
 TRAJHUB_SCAN_MAX_DISTINCT = env_int("TRAJHUB_SCAN_MAX_DISTINCT", 500)
+# Text in images (screenshots) read by OCR (tesseract) and scanned; a finding there holds the
+# trajectory. Seconds per image before OCR gives up on it.
+TRAJHUB_OCR = env_bool("TRAJHUB_OCR", True)
+TRAJHUB_OCR_TIMEOUT = env_int("TRAJHUB_OCR_TIMEOUT", 60)
 # The review queue: how long a moderator's claim on an item lasts.
 TRAJHUB_CLAIM_SECONDS = env_int("TRAJHUB_CLAIM_SECONDS", 15 * 60)
 # Readers' reports: this many from distinct accounts or client addresses within the window hold

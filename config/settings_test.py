@@ -13,6 +13,8 @@ from config.settings import BASE_DIR, CACHES, REDIS_URL  # noqa: E402
 
 # The scanner's compiled rules outlive the test run's temporary var/: compiling them takes
 # seconds, loading them well under one (once per process either way).
+# OCR costs about a second per image: off here, on in the tests of OCR itself.
+TRAJHUB_OCR = False
 TRAJHUB_SCAN_RULE_CACHE = os.environ.get(
     "TRAJHUB_SCAN_RULE_CACHE", str(BASE_DIR / "var" / "cache" / "kingfisher-rules")
 )

@@ -26,7 +26,7 @@ from apps.moderation import scanners
 from apps.moderation.audit import DELETION_ACTORS, audit_record, reviewer_kind
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import ActorKind, AuditAction, AuditEntry, Finding, FindingCategory
-from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
+from apps.trajectories.models import Event, Image, ReviewState, Trajectory, Visibility
 from apps.trajectories.services import announce_public_change, trajectory_search_refresh
 
 if TYPE_CHECKING:
@@ -144,6 +144,33 @@ def _entries(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str
         yield position, "text", text, None
         for path, value, key in _strings(data or {}, "data"):
             yield position, path, value, key
+    if settings.TRAJHUB_OCR:
+        yield from _image_texts(trajectory)
+
+
+IMAGE_PATH = "image:"  # a finding's path in an image: "image:<sha256>"
+
+
+def _image_texts(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str | None]]:
+    """Text read from the trajectory's images by OCR, scanned like any other text."""
+    from apps.moderation.scanning import ocr
+    from apps.trajectories.services.storage import image_read
+
+    if not ocr.available():
+        logger.warning("TRAJHUB_OCR is on but tesseract is not installed: images not scanned")
+        return
+    images = Image.objects.filter(trajectory_links__trajectory_id=trajectory.pk).order_by("id")
+    for image in images.iterator(chunk_size=50):
+        try:
+            data = image_read(image)
+        except OSError:
+            logger.warning(
+                "image %s of trajectory %s unreadable: not scanned", image.pk, trajectory.pk
+            )
+            continue
+        text = ocr.read_text(data, timeout=settings.TRAJHUB_OCR_TIMEOUT)
+        if text.strip():
+            yield None, f"{IMAGE_PATH}{image.sha256}", text, None
 
 
 def _find(scanner: scanners.Scanner, trajectory: Trajectory) -> list[_Located]:
@@ -261,8 +288,11 @@ def _placeholders(found: list[_Located], previous: dict[str, str]) -> dict[str, 
     return redactions
 
 
-def _decide(counts: dict[str, int], distinct: int) -> str:
+def _decide(counts: dict[str, int], distinct: int, in_images: bool = False) -> str:
     if settings.TRAJHUB_PREMODERATION:
+        return ReviewState.HELD
+    # A value in an image cannot be replaced by a placeholder: a moderator decides.
+    if in_images:
         return ReviewState.HELD
     # Past this many distinct values (20,000 outputs with 15 emails each, say) redaction is no
     # longer a small edit of the text: a moderator looks before anyone else does.
@@ -342,7 +372,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         state = current.review_state
         if state == ReviewState.PENDING:
             distinct = len({located.detection.shown for located in found})
-            decision = _decide(counts, distinct)
+            in_images = any(located.path.startswith(IMAGE_PATH) for located in found)
+            decision = _decide(counts, distinct, in_images)
             now = timezone.now()
             update: dict[str, Any] = {
                 "redactions": redactions,

@@ -497,6 +497,8 @@ class TrajectoryDownloadView(JsonApiView):
         ],
         responses={
             (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY),
+            # Past the wrong-password limit (services/passwords.py), with Retry-After.
+            429: ErrorOutputSerializer,
             **ERRORS,
         },
     )

@@ -509,7 +509,8 @@ def start_server(port: int) -> subprocess.Popen:
         try:
             requests.get(f"http://127.0.0.1:{port}/api/v1/trajectories?limit=1", timeout=5)
             return process
-        except requests.ConnectionError:
+        # Still importing Django (a loaded machine): the request waits in the backlog.
+        except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.2)
     process.kill()
     raise SystemExit("gunicorn did not start")

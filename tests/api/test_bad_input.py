@@ -325,3 +325,177 @@ def test_unrouted_api_paths_are_json_404(client, path):
     response = client.get(path)
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
     assert response.json()["error"]["message"].startswith("no API endpoint")
+
+
+# --- The hostile-input battery of issue 8: the drop-in, options, multipart, encodings ----------
+
+DROP_IN = "/share_od_trajectory"
+
+
+def drop_in_payload(**extra) -> bytes:
+    return dumps(
+        {
+            "version": "1.0",
+            "email": "",
+            "polarity": "positive",
+            "feedback": "positive",
+            "permissions": "private",
+            "trajectory": with_image(v0_events(1)),
+            **extra,
+        }
+    )
+
+
+HOSTILE = [
+    # (name, path, body, content type, headers, status)
+    ("drop-in: not an object", DROP_IN, b"[1, 2]", "application/json", {}, 400),
+    ("drop-in: empty", DROP_IN, b"", "application/json", {}, 400),
+    ("drop-in: broken JSON", DROP_IN, b'{"trajectory": [', "application/json", {}, 400),
+    ("drop-in: BOM then garbage", DROP_IN, b"\xef\xbb\xbf{nope", "application/json", {}, 400),
+    ("drop-in: no trajectory", DROP_IN, b'{"version": "1.0"}', "application/json", {}, 400),
+    ("drop-in: trajectory not a list", DROP_IN, b'{"trajectory": 5}', "application/json", {}, 400),
+    (
+        "drop-in: 100,000 deep",
+        DROP_IN,
+        b'{"trajectory": ' + deep_json() + b"}",
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "drop-in: gzip bomb",
+        DROP_IN,
+        gzip.compress(b" " * 5_000_000 + drop_in_payload()),
+        "application/json",
+        {"HTTP_CONTENT_ENCODING": "gzip"},
+        413,
+    ),
+    (
+        "drop-in: brotli",
+        DROP_IN,
+        drop_in_payload(),
+        "application/json",
+        {"HTTP_CONTENT_ENCODING": "br"},
+        415,
+    ),
+    (
+        "drop-in: bad token",
+        DROP_IN,
+        drop_in_payload(),
+        "application/json",
+        {"HTTP_AUTHORIZATION": "Token th_nope"},
+        401,
+    ),
+    (
+        "options: polarity",
+        f"{URL}?polarity=great",
+        dumps(v0_events(1)),
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "options: long title",
+        f"{URL}?title={'t' * 301}",
+        dumps(v0_events(1)),
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "options: long session",
+        f"{URL}?session_id={'s' * 201}",
+        dumps(v0_events(1)),
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "options: licence not a boolean",
+        f"{URL}?visibility=public&license_agreed=maybe",
+        dumps(v0_events(1)),
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "options: query over the limit",
+        f"{URL}?title={'x' * 40_000}",
+        dumps(v0_events(1)),
+        "application/json",
+        {},
+        414,
+    ),
+    (
+        "encoding: UTF-16",
+        URL,
+        dumps(v0_events(1)).decode().encode("utf-16"),
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "encoding: Latin-1 bytes",
+        URL,
+        b'[{"id": 1, "source": "user", "message": "caf\xe9"}]',
+        "application/json",
+        {},
+        400,
+    ),
+    (
+        "encoding: Content-Length not a number",
+        URL,
+        dumps(v0_events(1)),
+        "application/json",
+        {"CONTENT_LENGTH": "ten"},
+        400,
+    ),
+    ("multipart: no boundary", URL, b"--x\r\n", "multipart/form-data", {}, 400),
+    (
+        "multipart: garbage parts",
+        URL,
+        b"--b\r\nContent-Disposition: form-data\r\n\r\nno name\r\n--b--\r\n",
+        "multipart/form-data; boundary=b",
+        {},
+        400,
+    ),
+    (
+        "multipart: the file is not a trajectory",
+        URL,
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="x.json"\r\n\r\n'
+        b"{not json\r\n--b--\r\n",
+        "multipart/form-data; boundary=b",
+        {},
+        400,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name,path,body,content_type,headers,status", HOSTILE, ids=[case[0] for case in HOSTILE]
+)
+def test_hostile_input_is_a_4xx_json_answer_stores_nothing_and_the_server_serves_on(
+    client_as, small_limits, private_storage, name, path, body, content_type, headers, status
+):
+    client = client_as(None)
+    client.raise_request_exception = False
+    response = client.post(path, data=body, content_type=content_type, **headers)
+    assert response.status_code == status, (name, response.content[:300])
+    assert response["Content-Type"] == "application/json"
+    answer = response.json()
+    if path == DROP_IN:
+        assert answer["statusCode"] == status and answer["body"]["message"]
+    else:
+        assert answer["error"]["message"]
+    assert Trajectory.objects.count() == Event.objects.count() == Image.objects.count() == 0
+    assert storage_files(private_storage) == []
+    # The server keeps serving: the API, the drop-in and a page.
+    assert (
+        client.post(URL, data=dumps(v0_events(1)), content_type="application/json").status_code
+        == 201
+    )
+    assert (
+        client.post(DROP_IN, data=drop_in_payload(), content_type="application/json").status_code
+        == 200
+    )
+    assert client.get("/browse/").status_code == 200

@@ -11,8 +11,8 @@ middleware, one SELECT 1).
     .venv/bin/python bench/bench_load.py [--rate 20] [--seconds 30] [--concurrency 8]
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench_load,
-created and dropped), REDIS_URL (default redis://127.0.0.1:6379/0; the run uses that server's
-database 15 and flushes it).
+created and dropped), REDIS_URL (default redis://127.0.0.1:6379/0; the run uses the database 8
+above it, as tests/infra/test_processes.py does, and flushes it).
 
 tests/infra/test_load.py runs `run_load` for a few seconds in the suite and checks the counts
 only, never the timing.
@@ -266,7 +266,6 @@ def main() -> int:
         Path(tempfile.mkdtemp(prefix="trajhub-bench-load-")),
         names=("web", "worker"),
         database_suffix="bench_load",
-        redis_offset=15 - int(os.environ["REDIS_URL"].rsplit("/", 1)[-1] or 0),
         env={"TRAJHUB_ANON_SHARES_PER_HOUR": "1000000", "GUNICORN_LOGLEVEL": "warning"},
     ) as stack:
         # Something public to view and search before the clock starts.

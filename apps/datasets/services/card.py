@@ -223,7 +223,28 @@ of an anonymous share); anyone can ask for removal at {site}/removal/{f" or by w
 A deleted trajectory is left out of every later release, which lists it as removed, and this
 release is then marked superseded.
 """
-    return "---\n" + "\n".join(_yaml(front_matter(release, files))) + "\n---\n\n" + body
+    return "---\n" + "\n".join(_yaml(front_matter(release, files))) + "\n---\n\n" + _unwrap(body)
+
+
+def _unwrap(text: str) -> str:
+    """Join the lines of each paragraph (the source wraps them; Markdown renderers that keep
+    line breaks, the site's and the Hub's, would show them): lists, tables, headings and code
+    stay as they are."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+            out.append(line)
+            continue
+        plain = line and not line.startswith(("#", "-", "|", " ", "@", "}"))
+        previous = out[-1] if out else ""
+        joinable = previous and not previous.startswith(("#", "|", "```", "@", "}"))
+        if not fenced and plain and joinable and not previous.endswith(":"):
+            out[-1] = previous + " " + line
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def manifest(release: Release, files: list[dict], previous: Release | None, built_at: str) -> dict:

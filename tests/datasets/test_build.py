@@ -229,3 +229,11 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
     with_images = [row for row in images if row["images"]]
     assert with_images and with_images[0]["images"][0].size[0] > 1  # decoded PIL image
     assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_row_groups_close_at_their_size_in_memory(world, release_storage, settings):
+    settings.TRAJHUB_RELEASE_ROW_GROUP_BYTES = 1  # every row over the limit: one per group
+    release = services.release_run(force=True).release
+    (shard,) = (release_dir(release_storage, release) / "data").glob("*.parquet")
+    meta = pq.ParquetFile(shard).metadata
+    assert meta.num_row_groups == meta.num_rows == len(world["public"])

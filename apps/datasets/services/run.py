@@ -296,6 +296,9 @@ def _heartbeat(release: Release, step: str, progress: Progress | None) -> Callab
         Release.objects.filter(pk=release.pk).update(
             progress_done=done, progress_total=release.num_rows, heartbeat_at=timezone.now()
         )
+        if connection.vendor != "postgresql":
+            # The cache lock expires on its own (a dead worker's must): keep ours alive.
+            cache.touch(LOCK_KEY, settings.TRAJHUB_RELEASE_STALE_SECONDS)
         if progress is not None:
             progress(step, done, release.num_rows)
 

@@ -45,7 +45,9 @@ def test_a_name_is_required(client, owner):
 
 
 def test_revoke_stops_the_token_and_only_the_owner_revokes(client, owner, other_user, staff):
-    token, secret = api_token_create(user=owner, name="ci")
+    token, secret = api_token_create(
+        user=owner, name="nightly-ci-runner"
+    )  # never in a random token
     url = f"/me/tokens/{token.pk}/revoke"
     for user in (other_user, staff):
         client.force_login(user)

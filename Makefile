@@ -15,7 +15,7 @@ $(BIN)/.installed: requirements.txt pyproject.toml
 	@echo "Installing dependencies from requirements.txt into $(VENV) ..."
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@# The project itself, editable and without dependencies: puts the `trajhub` command in the venv.
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
 install: $(BIN)/.installed

@@ -12,7 +12,9 @@ import os
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
 # Sync workers: each request holds one process; ingest is CPU and database bound, not idle I/O.
-worker_class = "sync"
+# Gunicorn's own, except that what gunicorn refuses before Django sees it (a header over the
+# limit, a malformed line or chunk) is answered in the site's JSON, not an HTML page.
+worker_class = "config.gunicorn_worker.SyncWorker"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 graceful_timeout = 30
 keepalive = 5
@@ -26,6 +28,9 @@ forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1"
 # Django answers a query string over TRAJHUB_MAX_QUERY_BYTES with a JSON 414 instead (gunicorn
 # still stops a line at 1 MB, and nginx in front at its large_client_header_buffers).
 limit_request_line = 0
+# Header lines as long as nginx in front lets through (large_client_header_buffers 64k), so a
+# header nginx accepts is never refused behind it; longer ones are refused in JSON (431).
+limit_request_field_size = 65536
 accesslog = "-"
 # The path without the query string, and no referrer: the share API takes an anonymous sharer's
 # contact `email` as a query parameter, and email addresses never reach logs.

@@ -76,7 +76,16 @@ class RequestLimitsMiddleware:
             )
         spool = None
         if _is_chunked(request):
-            spool = _read_chunked(request)
+            try:
+                spool = _read_chunked(request)
+            except _MalformedBody:
+                return error_response(
+                    request,
+                    400,
+                    "the chunked request body is malformed or ended early",
+                    "body",
+                    title="The upload could not be read",
+                )
             if spool is None:
                 limit = settings.TRAJHUB_MAX_BODY_BYTES
                 return error_response(
@@ -105,15 +114,26 @@ def _is_chunked(request) -> bool:
     )
 
 
+class _MalformedBody(Exception):
+    pass
+
+
 def _read_chunked(request):
     """The de-chunked body in a spooled file, installed as the request's stream; None when it
-    is over the body limit (reading stops there)."""
+    is over the body limit (reading stops there). Raises _MalformedBody when the server cannot
+    de-chunk it (bad chunk sizes, a body cut short)."""
     limit = settings.TRAJHUB_MAX_BODY_BYTES
     source = request.META["wsgi.input"]
     spool = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE)
     size = 0
     while True:
-        chunk = source.read(256 * 1024)
+        try:
+            chunk = source.read(256 * 1024)
+        except Exception as exc:
+            # The server's own parse error (gunicorn's InvalidChunkSize, NoMoreData, ...):
+            # the framing is the client's fault, not ours.
+            spool.close()
+            raise _MalformedBody from exc
         if not chunk:
             break
         size += len(chunk)

@@ -191,6 +191,93 @@ def test_a_long_query_string_is_a_json_414_from_gunicorn(web, path, shape):
     assert _get(web.url("/healthz"))[0] == 200
 
 
+def raw_request(stack, data: bytes) -> tuple[int, dict, bytes]:
+    """Send raw bytes straight to gunicorn; the status, headers and body of its answer."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", stack.port), timeout=10) as sock:
+        sock.sendall(data)
+        received = []
+        while chunk := sock.recv(65536):
+            received.append(chunk)
+    head, _, body = b"".join(received).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize(
+    "data, status, where",
+    [
+        # Over gunicorn's header limit (64 KB, as nginx's in front).
+        (
+            b"GET /api/v1/trajectories HTTP/1.1\r\nHost: x\r\nCookie: a=" + b"b" * 70_000,
+            431,
+            "headers",
+        ),
+        (b"GET /api/v1/trajectories HTTP/1.1\r\nHost: x\r\nBad Header: 1", 400, "headers"),
+        (b"GET /api/v1/trajectories HTTP/9.9", 400, "request line"),
+        (b"BREW\x01 /api/share HTTP/1.1\r\nHost: x", 400, "request line"),
+    ],
+    ids=["header-too-large", "bad-header", "bad-version", "bad-method"],
+)
+def test_what_gunicorn_refuses_itself_is_json_for_both_readers(web, data, status, where):
+    """Refused before Django sees it, straight from gunicorn (no nginx in front): still a body
+    that API clients and OpenHands both read, never gunicorn's HTML page."""
+    got, headers, body = raw_request(web, data + b"\r\n\r\n")
+    assert got == status, body[:300]
+    assert headers["Content-Type"] == "application/json"
+    answer = json.loads(body)
+    assert answer["error"]["where"] == where and answer["error"]["message"]
+    assert answer["statusCode"] == status and answer["body"]["message"]
+    assert b"<html" not in body
+    assert _get(web.url("/healthz"))[0] == 200
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/v1/trajectories", b"zz\r\n"),  # not a chunk size
+        ("/api/share", b"zz\r\n"),
+        ("/api/v1/trajectories", b"ffff\r\n[{}"),  # the connection closes mid-chunk
+    ],
+    ids=["api-bad-size", "drop-in-bad-size", "api-cut-short"],
+)
+def test_a_malformed_chunked_body_is_a_400_in_the_callers_shape(web, path, body):
+    """Found writing the gunicorn refusals: gunicorn de-chunks lazily, so a bad chunk raised in
+    the middle of Django and answered 500."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", web.port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n".encode()
+            + body
+        )
+        sock.shutdown(socket.SHUT_WR)
+        received = []
+        while chunk := sock.recv(65536):
+            received.append(chunk)
+    head, _, answer = b"".join(received).partition(b"\r\n\r\n")
+    assert head.split()[1] == b"400", head + answer[:300]
+    assert b"application/json" in head
+    if b"Transfer-Encoding: chunked" in head:  # Django's answer, chunked by gunicorn
+        answer = answer.split(b"\r\n", 1)[1].rsplit(b"\r\n0\r\n", 1)[0]
+    decoded = json.loads(answer)
+    if path == "/api/share":
+        assert decoded["statusCode"] == 400 and "chunked" in decoded["body"]["message"]
+    else:
+        assert decoded["error"]["where"] == "body" and "chunked" in decoded["error"]["message"]
+    assert _get(web.url("/healthz"))[0] == 200
+
+
+def test_a_20_kb_header_reaches_the_site(web):
+    status, headers, _ = request(
+        web, "GET", "/api/v1/trajectories", headers={"Cookie": "x=" + "a" * 20_000}
+    )
+    assert status == 200 and headers["Content-Type"] == "application/json"
+
+
 # --- A crash in the middle of an upload -------------------------------------------------------
 
 

@@ -337,6 +337,39 @@ def test_a_query_between_the_site_and_proxy_limits_is_the_sites_own_414(site):
     assert status == 414 and "query string" in json.loads(body)["error"]["message"]
 
 
+def test_a_header_the_proxy_lets_through_is_not_refused_behind_it(site):
+    """A 20 KB cookie is over gunicorn's default limit (8 KB) but within nginx's (64 KB): the
+    site behind nginx must take it, not answer gunicorn's HTML 400."""
+    _, nginx = site
+    status, headers, body, _ = call(
+        nginx.port, "GET", "/api/v1/trajectories", headers={"Cookie": "x=" + "a" * 20_000}
+    )
+    assert status == 200, body[:300]
+    assert headers["Content-Type"] == "application/json"
+
+
+def test_a_header_over_the_proxy_limit_is_json_for_both_readers(site):
+    _, nginx = site
+    status, headers, body = raw(
+        nginx.port,
+        b"GET /api/v1/trajectories HTTP/1.1\r\nHost: localhost\r\nCookie: x="
+        + b"a" * 100_000
+        + b"\r\n\r\n",
+    )
+    assert status == 431
+    check_shape(headers, body, 431, "json")
+    check_shape(headers, body, 431, "envelope")
+    assert json.loads(body)["error"]["where"] == "headers"
+
+
+def test_a_request_nginx_cannot_parse_is_json(site):
+    _, nginx = site
+    status, headers, body = raw(nginx.port, b"GET /healthz HTTP/1.1\r\nHost localhost\r\n\r\n")
+    assert status == 400
+    check_shape(headers, body, 400, "json")
+    check_shape(headers, body, 400, "envelope")
+
+
 @pytest.fixture(scope="module")
 def dead_upstream(tmp_path_factory):
     """nginx in front of a port nobody listens on (502) and of one that accepts and never

@@ -504,6 +504,11 @@ TRAJHUB_RETRIEVE_DIR = Path(os.environ.get("TRAJHUB_RETRIEVE_DIR", VAR_DIR / "re
 TRAJHUB_RETRIEVE_MAX_K = env_int("TRAJHUB_RETRIEVE_MAX_K", 20)
 # Dense retrieval: "auto" uses it when the `dense` extra is installed; "off" never loads it.
 TRAJHUB_RETRIEVE_DENSE = os.environ.get("TRAJHUB_RETRIEVE_DENSE", "auto").strip().lower()
+# From this many examples on, the dense index is partitioned (an inverted file of k-means
+# cells, searched in the TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells): a full scan reads every
+# embedding (150 MB at 100,000 examples) per query, tens of milliseconds on a busy machine.
+TRAJHUB_RETRIEVE_DENSE_CELLS_FROM = env_int("TRAJHUB_RETRIEVE_DENSE_CELLS_FROM", 20_000)
+TRAJHUB_RETRIEVE_DENSE_PROBES = env_int("TRAJHUB_RETRIEVE_DENSE_PROBES", 32)
 # Where the secret scanner (Kingfisher) keeps its compiled rules, so a new process loads them
 # in under a second instead of compiling them for several; "": the user's cache directory.
 TRAJHUB_SCAN_RULE_CACHE = os.environ.get(

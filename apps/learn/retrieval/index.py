@@ -5,7 +5,12 @@ Layout under TRAJHUB_RETRIEVE_DIR:
   builds/<name>/ids.npy            example ids, one per document (int64)
   builds/<name>/instruction/       bm25s index over the instructions
   builds/<name>/observation/       bm25s index over the windows' observations
-  builds/<name>/dense.npy          normalized embeddings of the instructions (dense extra only)
+  builds/<name>/dense.npy          normalized embeddings of the instructions (dense extra only);
+                                   from TRAJHUB_RETRIEVE_DENSE_CELLS_FROM examples on, in the
+                                   order of their k-means cell, with
+  builds/<name>/dense_docs.npy     the document number of each row of dense.npy,
+  builds/<name>/dense_cells.npy    the cells' unit centroids, and
+  builds/<name>/dense_offsets.npy  where each cell's rows start in dense.npy (one more at the end)
   CURRENT                          the name of the build in use (replaced atomically)
 
 A process keeps the build it loaded and re-reads CURRENT (one small file) before each query:
@@ -80,13 +85,52 @@ def build_from(
         if embeddings is None and (with_dense if with_dense is not None else dense.available()):
             embeddings = dense.encode(instructions)
         if embeddings is not None:
-            np.save(folder / "dense.npy", np.asarray(embeddings, dtype=np.float32))
+            vectors = np.asarray(embeddings, dtype=np.float32)
+            if len(vectors) >= settings.TRAJHUB_RETRIEVE_DENSE_CELLS_FROM:
+                order, centroids, offsets = partition(vectors)
+                np.save(folder / "dense_docs.npy", order)
+                np.save(folder / "dense_cells.npy", centroids)
+                np.save(folder / "dense_offsets.npy", offsets)
+                vectors = vectors[order]
+            np.save(folder / "dense.npy", vectors)
     (folder / "meta.json").write_text(json.dumps({"documents": len(ids)}))
     pointer = base / f"CURRENT.{uuid.uuid4().hex}"
     pointer.write_text(name)
     os.replace(pointer, base / "CURRENT")
     _prune(base, keep=name)
     return name
+
+
+def partition(
+    vectors: np.ndarray, *, iterations: int = 10, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spherical k-means into about 2 * sqrt(n) cells (trained on a sample of 64 vectors a
+    cell), then every vector to its nearest cell. Returns the row order that groups the cells,
+    the unit centroids and each cell's start in that order (n + 1 offsets, the last is n)."""
+    rng = np.random.default_rng(seed)
+    count = len(vectors)
+    cells = max(16, int(2 * np.sqrt(count)))
+    sample = vectors[rng.choice(count, size=min(count, 64 * cells), replace=False)]
+    centroids = sample[rng.choice(len(sample), size=cells, replace=False)].copy()
+    for _ in range(iterations):
+        labels = np.argmax(sample @ centroids.T, axis=1)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, labels, sample)
+        sizes = np.bincount(labels, minlength=cells)
+        empty = sizes == 0
+        # An empty cell restarts at a random sample vector rather than staying dead.
+        sums[empty] = sample[rng.choice(len(sample), size=int(empty.sum()))]
+        centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    labels = np.concatenate(
+        [
+            np.argmax(vectors[start : start + 8192] @ centroids.T, axis=1)
+            for start in range(0, count, 8192)
+        ]
+    )
+    order = np.argsort(labels, kind="stable").astype(np.int64)
+    offsets = np.zeros(cells + 1, dtype=np.int64)
+    np.cumsum(np.bincount(labels, minlength=cells), out=offsets[1:])
+    return order, centroids.astype(np.float32), offsets
 
 
 def _prune(base: Path, keep: str) -> None:
@@ -120,6 +164,10 @@ class Loaded:
     instruction: bm25s.BM25 | None
     observation: bm25s.BM25 | None
     dense: np.ndarray | None
+    # The partitioned dense index (None below TRAJHUB_RETRIEVE_DENSE_CELLS_FROM: a full scan).
+    dense_docs: np.ndarray | None = None
+    dense_cells: np.ndarray | None = None
+    dense_offsets: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -155,9 +203,22 @@ def _load(name: str) -> Loaded:
             return None
         return bm25s.BM25.load(str(folder / sub), mmap=True, show_progress=False)
 
-    dense_path = folder / "dense.npy"
-    embeddings = np.load(dense_path, mmap_mode="r") if dense_path.exists() else None
-    return Loaded(name, ids, bm25("instruction"), bm25("observation"), embeddings)
+    def array(file: str) -> np.ndarray | None:
+        path = folder / file
+        return np.load(path, mmap_mode="r") if path.exists() else None
+
+    loaded = Loaded(
+        name,
+        ids,
+        bm25("instruction"),
+        bm25("observation"),
+        array("dense.npy"),
+        array("dense_docs.npy"),
+        # The centroids are small and read whole by every query: in memory.
+        np.load(folder / "dense_cells.npy") if (folder / "dense_cells.npy").exists() else None,
+        array("dense_offsets.npy"),
+    )
+    return loaded
 
 
 def bm25_search(
@@ -178,24 +239,49 @@ def bm25_search(
 
 
 def dense_search(
-    loaded: Loaded, text: str, k: int, *, exclude: set[int] | None = None
+    loaded: Loaded,
+    text: str,
+    k: int,
+    *,
+    exclude: set[int] | None = None,
+    vector: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
+    """(example id, cosine) of the k nearest instructions; `vector`: the text's embedding when
+    the caller has it already (a request encodes its instruction once)."""
     if loaded.dense is None or not text.strip() or not dense.available() or len(loaded) == 0:
         return []
-    query = dense.encode([text])[0]
-    scores = np.asarray(loaded.dense @ query)
+    query = dense.encode([text])[0] if vector is None else vector
+    rows, scores = _dense_scores(loaded, query)
     wanted = min(len(scores), k + len(exclude or ()))
+    if wanted == 0:
+        return []
     top = np.argpartition(-scores, wanted - 1)[:wanted]
     top = top[np.argsort(-scores[top])]
     found: list[tuple[int, float]] = []
-    for doc in top:
+    for position in top:
+        doc = rows[position] if rows is not None else position
         example_id = int(loaded.ids[doc])
         if exclude and example_id in exclude:
             continue
-        found.append((example_id, float(scores[doc])))
+        found.append((example_id, float(scores[position])))
         if len(found) >= k:
             break
     return found
+
+
+def _dense_scores(loaded: Loaded, query: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """Scores of the rows searched, and their document numbers (None: every document, in
+    order). Partitioned: only the rows of the nearest cells are read from the mapped file."""
+    assert loaded.dense is not None
+    if loaded.dense_cells is None or loaded.dense_offsets is None or loaded.dense_docs is None:
+        return None, np.asarray(loaded.dense @ query)
+    probes = min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, len(loaded.dense_cells))
+    near = np.argpartition(-(loaded.dense_cells @ query), probes - 1)[:probes]
+    offsets = loaded.dense_offsets
+    spans = [(int(offsets[cell]), int(offsets[cell + 1])) for cell in np.sort(near)]
+    scores = np.concatenate([loaded.dense[start:end] @ query for start, end in spans])
+    rows = np.concatenate([loaded.dense_docs[start:end] for start, end in spans])
+    return rows, scores
 
 
 def describe() -> dict[str, Any]:

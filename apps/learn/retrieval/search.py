@@ -94,12 +94,17 @@ def retrieve(query: Query) -> dict[str, Any]:
                     index.bm25_search(loaded.observation, loaded.ids, query.observation, want),
                 )
             )
-        if loaded.dense is not None and dense.available():
-            ranked.append(("dense", index.dense_search(loaded, query.instruction, want)))
+        with_dense = loaded.dense is not None and dense.available()
+        if with_dense and query.instruction.strip():
+            # Encoding the query is most of a dense search's time: once per request.
+            vector = dense.encode([query.instruction])[0]
+            ranked.append(
+                ("dense", index.dense_search(loaded, query.instruction, want, vector=vector))
+            )
         if query.model_based:
             model_query = _model_query(query)
             already = {hit[0] for _, hits in ranked for hit in hits}
-            if loaded.dense is not None and dense.available():
+            if with_dense:
                 hits = index.dense_search(loaded, model_query, want, exclude=already)
             else:
                 hits = [
@@ -111,35 +116,62 @@ def retrieve(query: Query) -> dict[str, Any]:
                 ]
             ranked.append(("model", hits))
     merged = _interleave(ranked)
-    examples = {
+    chosen = _servable(merged, k)
+    rows = {
         e.pk: e
+        # public() once more: a trajectory that left between the two queries is not served.
         for e in examples_public()
-        .filter(pk__in=[pk for pk, _, _ in merged])
+        .filter(pk__in=[pk for pk, _, _ in chosen])
         .select_related("window", "trajectory")
         .only(
             "instruction",
             "window__steps",
             "window__start_position",
             "window__end_position",
-            "window__redactions_hash",
             "trajectory__share_id",
-            "trajectory__redactions",
         )
     }
-    out: list[dict[str, Any]] = []
-    windows: set[int] = set()
-    for pk, score, retriever in merged:
-        example = examples.get(pk)
-        if example is None or example.window_id in windows:
-            continue
-        if example.window.redactions_hash != redactions_hash(example.trajectory.redactions):
-            continue  # redacted again since the window was cut: its text is no longer public
-        windows.add(example.window_id)
-        out.append(_answer(example, score, retriever, query.format))
-        if len(out) >= k:
-            break
+    out = [
+        _answer(rows[pk], score, retriever, query.format)
+        for pk, score, retriever in chosen
+        if pk in rows
+    ]
     answer: dict[str, Any] = {"examples": out, "prompt": prompt_block(out)}
     return answer | ({"model_query": model_query} if model_query else {})
+
+
+def _servable(merged: list[tuple[int, float, str]], k: int) -> list[tuple[int, float, str]]:
+    """The first k hits that may be served now, one per window: kept, their trajectory in
+    public(), and cut with the trajectory's current redactions. One query over every
+    candidate, reading ids and hashes only (the steps of the k chosen are read after)."""
+    if not merged:
+        return []
+    candidates = (
+        examples_public()
+        .filter(pk__in=[pk for pk, _, _ in merged])
+        .values_list(
+            "pk", "window_id", "window__redactions_hash", "trajectory_id", "trajectory__redactions"
+        )
+    )
+    found: dict[int, tuple[int, str, int]] = {}
+    current: dict[int, str] = {}
+    for pk, window, digest, trajectory, redactions in candidates:
+        found[pk] = (window, digest, trajectory)
+        if trajectory not in current:
+            current[trajectory] = redactions_hash(redactions)
+    chosen: list[tuple[int, float, str]] = []
+    windows: set[int] = set()
+    for pk, score, retriever in merged:
+        if pk not in found:
+            continue
+        window, digest, trajectory = found[pk]
+        if window in windows or digest != current.get(trajectory):
+            continue  # a second example of one window, or redacted again since it was cut
+        windows.add(window)
+        chosen.append((pk, score, retriever))
+        if len(chosen) >= k:
+            break
+    return chosen
 
 
 def _steps(example: Example) -> list[Step]:

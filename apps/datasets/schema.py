@@ -69,6 +69,15 @@ _DEFAULT: dict[str, Type] = {
     "num_events": "int64",
     "license": "string",
 }
+# Synthesized examples (apps/learn): one row per kept example whose source trajectory is in the
+# release, with where it came from (`source_id`, `window`: first and last event, inclusive).
+_EXAMPLE: dict[str, Type] = {
+    "id": "int64",
+    "source_id": "string",
+    "window": ["int64"],
+    "instruction": "string",
+    "prompt_type": "string",
+}
 CONFIGS: dict[str, dict[str, Type]] = {
     "default": {**_DEFAULT, "images": ["image"]},
     "no_images": _DEFAULT,
@@ -80,19 +89,36 @@ CONFIGS: dict[str, dict[str, Type]] = {
         "tools": "string",
         "license": "string",
     },
+    "examples_openai": {**_EXAMPLE, "messages": [MESSAGE], "tools": "string", "license": "string"},
+    "examples_sharegpt": {
+        **_EXAMPLE,
+        "conversations": [{"from": "string", "value": "string"}],
+        "system": "string",
+        "tools": "string",
+        "license": "string",
+    },
 }
+# The configs built from synthesized examples rather than from whole trajectories.
+EXAMPLE_CONFIGS = ("examples_openai", "examples_sharegpt")
+TRAJECTORY_CONFIGS = tuple(config for config in CONFIGS if config not in EXAMPLE_CONFIGS)
 # Where each config's shards go, as `datasets.push_to_hub` lays them out.
 CONFIG_DIRS = {
     "default": "data",
     "no_images": "no_images",
     "openai": "openai",
     "sharegpt": "sharegpt",
+    "examples_openai": "examples_openai",
+    "examples_sharegpt": "examples_sharegpt",
 }
 CONFIG_DESCRIPTIONS = {
     "default": "every column, with the screenshots and plots (`images`)",
     "no_images": "the same rows without images: the light download",
     "openai": "OpenAI messages with tool calls (TRL's conversational format: `messages`, `tools`)",
     "sharegpt": "ShareGPT conversations (LLaMA-Factory: `from`/`value`, `function_call`, `observation`)",
+    "examples_openai": "synthesized examples (an instruction written for a window of a trajectory, "
+    "then the window) as TRL conversations; `source_id` and `window` say where each came from",
+    "examples_sharegpt": "the same examples as LLaMA-Factory ShareGPT (`dataset_info.json` has "
+    "their entry)",
 }
 
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -214,7 +240,7 @@ def step_row(event: dict) -> dict:
     }
 
 
-def _message_row(message: dict) -> dict:
+def message_row(message: dict) -> dict:
     content = message.get("content")
     if isinstance(content, list):
         # Content parts (a user message with images): the text parts; images are in `default`.
@@ -262,7 +288,7 @@ def rows(
         "no_images": base,
         "openai": {
             "id": fields.share_id,
-            "messages": [_message_row(message) for message in openai["messages"]],
+            "messages": [message_row(message) for message in openai["messages"]],
             "tools": _json(openai["tools"]) if openai.get("tools") else None,
             "license": fields.license,
         },

@@ -22,18 +22,22 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from apps.learn.models import Example
-from apps.learn.selectors import examples_public
+from apps.learn.selectors import examples_public, redactions_hash
 from apps.trajectories import selectors as trajectory_selectors
 from apps.trajectories.exporters import to_openai, to_sharegpt
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Trajectory
+from apps.trajectories.redaction import Redact, identity
+
+if TYPE_CHECKING:
+    from apps.datasets.models import Release
 
 FORMATS = ("trl", "sharegpt", "jsonl", "parquet")
 DATASET_NAME = "trajhub_lbi"
@@ -54,10 +58,12 @@ PARQUET_SCHEMA = pa.schema(
 )
 
 
-def window_events(trajectory: Trajectory, start: int, end: int) -> list[tuple[int, CanonicalEvent]]:
+def window_events(
+    trajectory: Trajectory, start: int, end: int, redact: Redact | None = None
+) -> list[tuple[int, CanonicalEvent]]:
     """The system events before the window (tool definitions, system prompt) and the window's
-    events, redacted as the public pages show them."""
-    redact = trajectory_selectors.redactor_for(trajectory, None)
+    events, redacted as the public pages show them (or by `redact`, a release's redactor)."""
+    redact = redact or trajectory_selectors.redactor_for(trajectory, None)
     events = []
     for event in trajectory_selectors.event_queryset(trajectory).filter(position__lte=end):
         if event.position < start and event.kind != "system":
@@ -86,6 +92,7 @@ class Row:
     example: Example
     events: list[tuple[int, CanonicalEvent]]
     meta: dict
+    redact: Redact = identity  # on top of the window's text (already redacted as public)
 
     @property
     def source(self) -> dict[str, Any]:
@@ -100,8 +107,8 @@ class Row:
         task (a window from the middle of a session starts from what the agent saw there)."""
         first = (self.example.window.steps or [{}])[0]
         if self.example.window.start_step == 0 or not first.get("text"):
-            return self.example.instruction
-        return f"{self.example.instruction}\n\nCurrent observation:\n{first['text']}"
+            return self.redact(self.example.instruction)
+        return self.redact(f"{self.example.instruction}\n\nCurrent observation:\n{first['text']}")
 
 
 def _without_first_observation(row: Row) -> list[CanonicalEvent]:
@@ -191,6 +198,79 @@ def rows() -> Iterator[Row]:
             meta = {"metadata": trajectory.metadata, "source_format": trajectory.source_format}
             events = window_events(trajectory, window.start_position, window.end_position)
             yield Row(example, events, meta)
+
+
+def release_example_rows(
+    release: Release, *, first_id: int = 0, last_id: int | None = None
+) -> Iterator[dict[str, dict[str, Any]]]:
+    """The release's `examples_openai` and `examples_sharegpt` rows (apps.datasets.schema) for
+    the trajectories of one id range: kept examples whose source is one of the release's
+    entries and in public() now, cut with the redactions the example was made with, in
+    (trajectory, id) order. Text goes through the release's redactor (the contributor's own
+    addresses too), like every other config of the release."""
+    from apps.datasets.schema import message_row
+    from apps.datasets.services.build import release_redactor
+
+    qs = (
+        examples_public()
+        .filter(trajectory__release_entries__release=release, trajectory_id__gte=first_id)
+        .select_related("window", "trajectory", "trajectory__owner")
+        .order_by("trajectory_id", "pk")
+    )
+    if last_id is not None:
+        qs = qs.filter(trajectory_id__lte=last_id)
+    redactors: dict[int, tuple[str, Redact]] = {}
+    for example in qs.iterator(chunk_size=BATCH):
+        trajectory = example.trajectory
+        if trajectory.pk not in redactors:
+            redactors.clear()  # id order: one trajectory's redactor at a time
+            owner = trajectory.owner
+            redactors[trajectory.pk] = (
+                redactions_hash(trajectory.redactions),
+                release_redactor(
+                    {
+                        "redactions": trajectory.redactions,
+                        "contact_email": trajectory.contact_email,
+                        "owner_email": owner.email if owner is not None else "",
+                    }
+                ),
+            )
+        digest, redact = redactors[trajectory.pk]
+        window = example.window
+        if window.redactions_hash != digest:
+            continue  # redacted again since the window was cut: the receiver drops it soon
+        meta = {"metadata": trajectory.metadata, "source_format": trajectory.source_format}
+        events = window_events(trajectory, window.start_position, window.end_position, redact)
+        row = Row(example, events, meta, redact)
+        trl, sharegpt = trl_row(row), sharegpt_row(row)
+        common = {
+            "id": example.pk,
+            "source_id": trajectory.share_id,
+            "window": [window.start_position, window.end_position],
+            "instruction": redact(example.instruction),
+            "prompt_type": example.prompt_type,
+        }
+        yield {
+            "examples_openai": common
+            | {
+                "messages": [message_row(message) for message in trl["messages"]],
+                "tools": orjson.dumps(trl["tools"]).decode() if trl.get("tools") else None,
+                "license": trajectory.license,
+            },
+            "examples_sharegpt": common
+            | {
+                "conversations": sharegpt["conversations"],
+                "system": sharegpt.get("system"),
+                "tools": _text(sharegpt.get("tools")),
+                "license": trajectory.license,
+            },
+        }
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
 
 
 def export_examples(

@@ -13,7 +13,7 @@ import pytest
 from apps.datasets import services
 from apps.datasets.models import Release, ReleaseStatus
 from apps.datasets.parquet import sha256_of
-from apps.datasets.schema import CONFIGS
+from apps.datasets.schema import CONFIGS, EXAMPLE_CONFIGS, TRAJECTORY_CONFIGS
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete
 from tests.datasets.conftest import CONTACT_EMAIL, PLANTED_EMAIL, approve, github_token, share
@@ -66,7 +66,7 @@ def test_release_holds_exactly_the_public_ones_and_reads_back(world, release_sto
     folder = release_dir(release_storage, release)
     expected = {t.share_id: t for t in world["public"]}
 
-    for config in CONFIGS:
+    for config in TRAJECTORY_CONFIGS:
         rows = read_config(folder, config)
         assert sorted(row["id"] for row in rows) == sorted(expected), config
     rows = {row["id"]: row for row in read_config(folder, "default")}
@@ -96,7 +96,11 @@ def test_release_holds_exactly_the_public_ones_and_reads_back(world, release_sto
     for item in manifest["files"]:
         path = folder / item["path"]
         assert path.stat().st_size == item["size"] and sha256_of(path) == item["sha256"]
-    assert manifest["rows"] == {config: len(expected) for config in CONFIGS}
+    # No example was synthesized here: those configs are there, empty (tests/datasets/
+    # test_release_examples.py fills them).
+    assert manifest["rows"] == {config: len(expected) for config in TRAJECTORY_CONFIGS} | {
+        config: 0 for config in EXAMPLE_CONFIGS
+    }
     card = (folder / "README.md").read_text()
     assert card.startswith("---\n") and "dataset_info:" in card and 'config_name: "openai"' in card
 
@@ -206,7 +210,7 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
     )
     assert isinstance(by_files.features["images"].feature, datasets.Image)
     assert sorted(by_files["id"]) == sorted(t.share_id for t in world["public"])
-    for config in CONFIGS:
+    for config in TRAJECTORY_CONFIGS:
         loaded = datasets.load_dataset(
             str(folder), config, split="train", cache_dir=str(tmp_path / "cache")
         )

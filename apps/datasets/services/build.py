@@ -156,6 +156,12 @@ def write_release_files(
         if progress is not None and (time.monotonic() - last_report > 1.0):
             progress(done)
             last_report = time.monotonic()
+    # Synthesized examples (apps/learn) of the same trajectories, as two configs of their own.
+    from apps.learn.exports import release_example_rows
+
+    for rows in release_example_rows(release, first_id=first_id, last_id=last_id):
+        for config, row in rows.items():
+            writers[config].add(row, len(orjson.dumps(row)))
     if progress is not None:
         progress(done)
     written: list[WrittenFile] = []

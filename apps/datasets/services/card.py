@@ -247,6 +247,15 @@ def _unwrap(text: str) -> str:
     return "\n".join(out)
 
 
+def llama_factory_info() -> dict:
+    """The release's `dataset_info.json`: LLaMA-Factory's entry for the synthesized examples
+    (ShareGPT, the `examples_sharegpt` folder of Parquet files, the release's root as
+    dataset_dir)."""
+    from apps.learn.exports import dataset_info
+
+    return dataset_info(file_name=schema.CONFIG_DIRS["examples_sharegpt"])
+
+
 def manifest(release: Release, files: list[dict], previous: Release | None, built_at: str) -> dict:
     return {
         "release": release.version,

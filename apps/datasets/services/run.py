@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import shutil
 import tempfile
@@ -398,7 +399,15 @@ def _finish(
     readme = folder / "README.md"
     readme.write_text(card, encoding="utf-8")
     storage.upload(release.prefix, "README.md", readme)
-    listed = [*public_files, _meta_file("README.md", readme)]
+    # LLaMA-Factory finds the synthesized examples' ShareGPT config by this entry.
+    info = folder / "dataset_info.json"
+    info.write_text(json.dumps(cards.llama_factory_info(), indent=2) + "\n", encoding="utf-8")
+    storage.upload(release.prefix, "dataset_info.json", info)
+    listed = [
+        *public_files,
+        _meta_file("README.md", readme),
+        _meta_file("dataset_info.json", info),
+    ]
     manifest = cards.manifest(release, listed, previous, published_at.isoformat())
     manifest_path = folder / "manifest.json"
     manifest_path.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))

@@ -1,0 +1,178 @@
+"""Synthesis through real Celery workers on Redis and PostgreSQL, against the test-run
+OpenAI-compatible server (tests/learn/llm_server.py, in this process on loopback).
+
+`manage.py synthesize --background` queues the run; a worker (`celery -A config worker`, the
+command the deployment runs) fans out one task per trajectory. The whole worker is SIGKILLed in
+the middle of a trajectory; a second worker takes the run over: the unacknowledged task comes
+back from Redis (short visibility timeout here), the dead worker's window claims have expired,
+and the run ends done with every window written once: no window lost, none asked of the LLM
+again once its answers were stored, and the filter phase and the index rebuild ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.conftest import skip_or_fail
+from tests.infra.test_processes import (
+    MIGRATE,
+    ROOT,
+    Stack,
+    _admin_connect,
+    _executable,
+    _service_urls,
+)
+
+pytestmark = pytest.mark.services
+TRAJECTORIES = 4
+WINDOWS_EACH = 10  # 4 observations after the task: 5 observations, 10 windows (cap 20)
+WORKER = [
+    "celery",
+    "-A",
+    "config",
+    "worker",
+    "--loglevel=INFO",
+    "--concurrency=1",
+    "--prefetch-multiplier=1",
+]
+MAKE = """
+from tests.learn.factories import make_session
+for n in range({count}):
+    make_session(f"Task {{n}}", [(f"cmd{{n}}-{{k}}", f"output {{n}} {{k}}") for k in range(4)])
+"""
+
+
+@pytest.fixture
+def stack(tmp_path, fake_llm):
+    pg_url, redis_url = _service_urls(suffix="learnworker")
+    try:
+        admin = _admin_connect(pg_url)
+    except Exception as exc:
+        skip_or_fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); install and start it")
+    try:
+        import redis as redis_lib
+
+        client = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=2)
+        client.ping()
+    except Exception as exc:
+        skip_or_fail(f"Redis is not reachable at {redis_url} ({exc}); install and start it")
+    database = urlsplit(pg_url).path.lstrip("/")
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{database}"')
+    client.flushdb()
+    (tmp_path / "var").mkdir()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CELERY_", "DJANGO_", "TRAJHUB_", "PYTEST_"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DJANGO_SECRET_KEY="learn-worker-test-only",
+        DATABASE_URL=pg_url,
+        REDIS_URL=redis_url,
+        TRAJHUB_VAR_DIR=str(tmp_path / "var"),
+        TRAJHUB_RETRIEVE_DIR=str(tmp_path / "retrieval"),
+        TRAJHUB_RETRIEVE_DENSE="off",
+        TRAJHUB_LLM_BASE_URL=fake_llm.url,
+        TRAJHUB_LLM_MODEL="writer-1",
+        TRAJHUB_LLM_JUDGE_MODELS="judge-a",
+        TRAJHUB_LLM_CONCURRENCY="2",
+        TRAJHUB_LLM_TIMEOUT="5",
+        # A dead worker's claims and unacknowledged task come back in seconds, not 15 minutes.
+        TRAJHUB_SYNTH_CLAIM_SECONDS="3",
+        CELERY_BROKER_VISIBILITY_TIMEOUT="8",
+        PYTHONUNBUFFERED="1",
+    )
+    running = Stack(tmp_path, env, 0, pg_url)
+    try:
+        for command in (MIGRATE, ["python", "manage.py", "shell", "-c", MAKE.format(count=4)]):
+            done = subprocess.run(
+                [_executable(command[0]), *command[1:]],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+        yield running
+    finally:
+        running.stop()
+        client.flushdb()
+        client.close()
+        with _admin_connect(pg_url) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def _counts(stack: Stack) -> dict[str, int]:
+    return dict(stack.query("SELECT state, count(*) FROM learn_window GROUP BY state"))
+
+
+def test_a_worker_killed_mid_trajectory_loses_no_window_and_repeats_none(stack, fake_llm):
+    answered = 0
+    killed = False
+
+    def kill_mid_trajectory(kind: str) -> None:
+        # The whole worker (main process and its pool), while it waits for an answer.
+        nonlocal answered, killed
+        if kind in ("task", "replicate"):
+            answered += 1
+            if answered == 25 and not killed:
+                killed = True
+                os.killpg(stack.processes["doomed"].pid, signal.SIGKILL)
+
+    fake_llm.hook = kill_mid_trajectory
+    stack.start("doomed", WORKER)
+    queued = subprocess.run(
+        [_executable("python"), "manage.py", "synthesize", "--background"],
+        cwd=ROOT,
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert queued.returncode == 0 and "queued" in queued.stdout, queued.stdout + queued.stderr
+    deadline = time.monotonic() + 120
+    while stack.processes["doomed"].poll() is None:
+        assert time.monotonic() < deadline, f"the worker was never killed\n{stack.tails()}"
+        time.sleep(0.2)
+    assert stack.processes.pop("doomed").wait(timeout=10) == -signal.SIGKILL
+    fake_llm.hook = None
+    time.sleep(0.5)  # answers in flight to the dead worker are counted before the takeover
+    left = _counts(stack)
+    assert left.get("claimed"), f"the kill should leave windows being written: {left}"
+    stored_before = set(stack.query("SELECT window_id, prompt_type FROM learn_example"))
+    served_before = len(fake_llm.served)
+
+    stack.start("worker", WORKER)
+    stack.wait_for(
+        "the run to finish on the second worker",
+        lambda: stack.query("SELECT state FROM learn_synthesisrun")[0][0] == "done",
+        timeout=150,
+    )
+    windows = TRAJECTORIES * WINDOWS_EACH
+    assert _counts(stack) == {"done": windows}
+    examples = stack.query("SELECT window_id, prompt_type FROM learn_example")
+    assert len(examples) == len(set(examples)) == 2 * windows  # none lost
+    asked_again = [s for s in fake_llm.served[served_before:] if s.kind in ("task", "replicate")]
+    assert len(asked_again) == 2 * windows - len(stored_before)  # none written twice
+    ((done, total, calls),) = stack.query(
+        "SELECT trajectories_done, trajectories_total, llm_calls FROM learn_synthesisrun"
+    )
+    assert done == total == TRAJECTORIES and calls >= 2 * windows
+    assert not stack.query("SELECT 1 FROM learn_example WHERE state = 'candidate'")
+    # The filter phase queued the index rebuild, which the worker ran.
+    stack.wait_for(
+        "the retrieval index",
+        lambda: (ROOT / stack.env["TRAJHUB_RETRIEVE_DIR"] / "CURRENT").exists(),
+        timeout=60,
+    )
+    assert "learn.tasks.synthesize_trajectory" in stack.log("worker")

@@ -141,6 +141,9 @@ class ExampleAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = fields
 
+    class Media:
+        css = {"all": ["css/learn-admin.css"]}
+
     def changelist_view(self, request, extra_context=None):
         _warn_if_not_configured(request)
         return super().changelist_view(request, extra_context)
@@ -167,17 +170,23 @@ class ExampleAdmin(ReadOnlyAdmin):
     def side_by_side(self, example: Example) -> str:
         steps = format_html_join(
             "",
-            "<tr><th>{}</th><td>{}–{}</td><td><pre>{}</pre></td></tr>",
+            '<tr><th>{}</th><td class="learn-at" title="event positions">{}</td>'
+            "<td><pre>{}</pre></td></tr>",
             (
-                (s.get("role"), s.get("first"), s.get("last"), s.get("text") or "(none)")
+                (s.get("role"), _positions(s), s.get("text") or "(none)")
                 for s in example.window.steps
             ),
         )
         verdicts = format_html_join(
             "",
-            "<tr><th>{}</th><td>{}</td><td>{}</td></tr>",
+            '<tr><th>{}</th><td class="{}">{}</td><td>{}</td></tr>',
             (
-                (v.get("filter"), "kept" if v.get("kept") else "dropped", v.get("reason") or "")
+                (
+                    v.get("filter"),
+                    "learn-kept" if v.get("kept") else "learn-dropped",
+                    "kept" if v.get("kept") else "dropped",
+                    v.get("reason") or "",
+                )
                 for v in example.verdicts
             ),
         ) or format_html("<tr><td>{}</td></tr>", "not filtered yet")
@@ -188,3 +197,8 @@ class ExampleAdmin(ReadOnlyAdmin):
             steps,
             verdicts,
         )
+
+
+def _positions(step: dict) -> str:
+    first, last = step.get("first"), step.get("last")
+    return str(first) if first == last else f"{first}–{last}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.test_processes import ROOT, Stack, _executable, _free_port, _get
+from tests.infra.test_processes import ROOT, SCAN_WAIT_SECONDS, Stack, _executable, _free_port, _get
 
 MAKEFILE = ROOT / "Makefile"
 SETUP = [
@@ -126,7 +126,9 @@ def test_tasks_travel_through_the_filesystem_broker(embedded: Stack):
     sessions = list(demo.sessions(1, 3))
     public = sum(s["permissions"] == "public" for s in sessions)
     assert public >= 1
-    embedded.wait_for("the demo scans", lambda: _public_count(embedded) == public)
+    embedded.wait_for(
+        "the demo scans", lambda: _public_count(embedded) == public, timeout=SCAN_WAIT_SECONDS
+    )
 
     body = demo.share_payload(
         demo.generate_session(random.Random(5), events=12), permissions="public"
@@ -142,5 +144,6 @@ def test_tasks_travel_through_the_filesystem_broker(embedded: Stack):
     embedded.wait_for(
         "the worker to scan the new share",
         lambda: _get(embedded.url(f"/api/v1/trajectories/{share_id}"))[0] == 200,
+        timeout=SCAN_WAIT_SECONDS,
     )
     assert not list(Path(embedded.env["TRAJHUB_VAR_DIR"], "celery", "queue").iterdir())

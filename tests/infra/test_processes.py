@@ -43,6 +43,9 @@ PROCESSES = {
     "beat": ["celery", "-A", "config", "beat", "--loglevel=INFO"],
 }
 SWEEP_SECONDS = 2
+# A fresh worker's first scan compiles the scanner's rules (a few seconds on a quiet machine) and
+# may OCR a screenshot: on a loaded 2-core machine that took longer than the 25 s default.
+SCAN_WAIT_SECONDS = 120.0
 
 
 def test_compose_runs_these_commands():
@@ -310,7 +313,9 @@ def test_shared_trajectory_is_scanned_by_the_worker(stack):
         )[0]
         return state if state != "pending" else None
 
-    state = stack.wait_for("the worker to scan the shared trajectory", scanned)
+    state = stack.wait_for(
+        "the worker to scan the shared trajectory", scanned, timeout=SCAN_WAIT_SECONDS
+    )
     assert state == "approved"
     assert "apps.moderation.tasks.scan_trajectory" in stack.log("worker")
     # Approved and public: now anyone can fetch it through gunicorn.

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -64,18 +65,30 @@ def test_a_killed_run_is_resumed_without_repeating_or_losing_a_window(fake_llm, 
         stderr=subprocess.DEVNULL,
     )
     answered = 0
+    nine_answered = threading.Event()
+    killed = threading.Event()
 
-    def kill_mid_run(kind: str) -> None:
+    def hold_after_nine(kind: str) -> None:
+        # After nine answers, later requests wait until the process is dead: the windows they
+        # belong to stay claimed, whatever the machine's load.
         nonlocal answered
         if kind in ("task", "replicate"):
             answered += 1
-            if answered == 9:
-                os.kill(process.pid, signal.SIGKILL)
+            if answered >= 9:
+                nine_answered.set()
+                killed.wait(120)
 
-    fake_llm.hook = kill_mid_run
+    fake_llm.hook = hold_after_nine
     try:
-        assert process.wait(timeout=120) == -signal.SIGKILL
+        assert nine_answered.wait(120), "the run never got nine answers"
+        # Kill once an answer has been stored (a slow machine may take a while to write one).
+        deadline = time.monotonic() + 60
+        while not Example.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(process.pid, signal.SIGKILL)
+        assert process.wait(timeout=60) == -signal.SIGKILL
     finally:
+        killed.set()
         if process.poll() is None:
             process.kill()
     fake_llm.hook = None

@@ -35,8 +35,18 @@ OBJECT_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{")
 BLANK = re.compile(rb"\s*\Z")
 
 
-def _envelope(status: int, message: str, **body: str) -> JsonResponse:
+def _envelope(status: int, message: str, **body: object) -> JsonResponse:
     return JsonResponse({"statusCode": status, "body": {"message": message, **body}}, status=status)
+
+
+def _success_message(warnings: list[dict]) -> str:
+    """OpenHands shows `body.message` to the person in its toast and nothing else of the body,
+    so events left out are said there too, briefly; `body.warnings` has them one by one."""
+    if not warnings:
+        return SUCCESS_MESSAGE
+    where = ", ".join(w["where"] for w in warnings[:3]) + (", ..." if len(warnings) > 3 else "")
+    count = f"{len(warnings)} event{'s' if len(warnings) != 1 else ''}"
+    return f"{SUCCESS_MESSAGE}; {count} left out as not events ({where}): see body.warnings"
 
 
 def _share_format() -> str | None:
@@ -91,11 +101,14 @@ def share_od_trajectory(request: HttpRequest) -> JsonResponse:
         where = error.get("where")
         return _envelope(400, f"{where}: {error['message']}" if where else error["message"])
     stored = result.stored[0]
+    # `warnings` sits beside the two fields OpenHands' client reads (body.feedback_id and
+    # body.password); it reads nothing else, so an extra key breaks none of its versions.
     return _envelope(
         200,
-        SUCCESS_MESSAGE,
+        _success_message(result.warnings),
         feedback_id=stored.trajectory.share_id,
         password=stored.password or "",
+        warnings=result.warnings,
     )
 
 

@@ -41,6 +41,16 @@ def _operation(operation_id: str) -> dict[str, Any]:
         "type": "string",
         "description": "anonymous shares: the deletion password, shown only here ('' otherwise)",
     }
+    warnings = {
+        "type": "array",
+        "description": "events of the upload left out because they are not events, by index "
+        "(empty when nothing was left out; the message then says how many)",
+        "items": {
+            "type": "object",
+            "required": ["where", "message"],
+            "properties": {"where": {"type": "string"}, "message": {"type": "string"}},
+        },
+    }
     errors = {
         str(status): _envelope(status, description)
         for status, description in (
@@ -104,7 +114,9 @@ def _operation(operation_id: str) -> dict[str, Any]:
             },
         },
         "responses": {
-            "200": _envelope(200, "stored", feedback_id=share_id, password=password),
+            "200": _envelope(
+                200, "stored", feedback_id=share_id, password=password, warnings=warnings
+            ),
             **errors,
         },
     }

@@ -433,7 +433,13 @@
     if (!strip || n < 2) return;
     var bins = Math.min(n, BINS);
     var per = n / bins;
-    var svg = svgEl("svg", { viewBox: "0 0 " + bins + " 14", preserveAspectRatio: "none", "class": "tl-svg" });
+    // Two layers: the marks are stretched to the strip's width (one viewBox unit a bin,
+    // preserveAspectRatio none), which would stretch a circle into a wide ellipse too; so the
+    // screenshot dots sit in the outer SVG, in percent across and pixels up, and stay round.
+    var svg = svgEl("svg", { "class": "tl-svg", width: "100%", height: "16" });
+    var marks = svgEl("svg", { viewBox: "0 0 " + bins + " 14", preserveAspectRatio: "none",
+      width: "100%", height: "14", x: "0", y: "0", "class": "tl-marks" });
+    svg.appendChild(marks);
     var errors = {};
     (data.errors || []).forEach(function (step) { errors[Math.floor((step - 1) / per)] = true; });
     for (var b = 0; b < bins; b++) {
@@ -445,16 +451,17 @@
         counts[c] = (counts[c] || 0) + 1;
         if (counts[c] > (counts[top] || 0)) top = c;
       }
-      svg.appendChild(svgEl("rect", { x: b, y: 3, width: 1, height: 8, "class": "tl tl-" + top }));
-      if (errors[b]) svg.appendChild(svgEl("rect", { x: b, y: 0, width: 1, height: 3, "class": "tl tl-err" }));
+      marks.appendChild(svgEl("rect", { x: b, y: 3, width: 1, height: 8, "class": "tl tl-" + top }));
+      if (errors[b]) marks.appendChild(svgEl("rect", { x: b, y: 0, width: 1, height: 3, "class": "tl tl-err" }));
     }
     var shots = {};
     (data.screenshots || []).forEach(function (step) { shots[Math.floor((step - 1) / per)] = true; });
     Object.keys(shots).forEach(function (bin) {
-      svg.appendChild(svgEl("circle", { cx: +bin + 0.5, cy: 12.5, r: 1.2, "class": "tl-shot" }));
+      var across = ((+bin + 0.5) / bins) * 100;
+      svg.appendChild(svgEl("circle", { cx: across.toFixed(3) + "%", cy: 13, r: 2, "class": "tl-shot" }));
     });
     stripCursor = svgEl("rect", { x: 0, y: 0, width: Math.max(bins / 200, 1), height: 14, "class": "tl-cursor" });
-    svg.appendChild(stripCursor);
+    marks.appendChild(stripCursor);
     strip.appendChild(svg);
     strip.setAttribute("data-bins", String(bins));
     strip.hidden = false;

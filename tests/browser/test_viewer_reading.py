@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.browser.conftest import PHONE
+from tests.browser.conftest import DESKTOP, PHONE
 from tests.trajectories.viewer_factories import ingest, openhands_session, session_bytes
 
 
@@ -180,10 +180,17 @@ def test_timeline_strip_marks_steps_errors_and_screenshots_and_scrubs(browser_pa
     )
     bp, page = browser_page, browser_page.page
     bp.goto(trajectory.get_absolute_url())
-    page.wait_for_selector("#timeline:not([hidden]) svg")
+    page.wait_for_selector("#timeline:not([hidden]) svg.tl-svg")
     assert page.locator("#timeline rect.tl").count() >= 120  # one mark per step (and errors)
     assert page.locator("#timeline rect.tl-err").count() > 10
     assert page.locator("#timeline circle.tl-shot").count() == 6
+    # The dots are round at any width (the marks stretch to the strip; dots must not).
+    for viewport in (DESKTOP, PHONE):
+        page.set_viewport_size(viewport)
+        for n in range(6):
+            dot = page.locator("#timeline circle.tl-shot").nth(n).bounding_box()
+            assert abs(dot["width"] - dot["height"]) <= 0.5 and 3 <= dot["width"] <= 5, dot
+    page.set_viewport_size(DESKTOP)
     assert (
         page.locator("#timeline rect.tl-u").count() >= 1
         and page.locator("#timeline rect.tl-c").count() > 10
@@ -191,13 +198,13 @@ def test_timeline_strip_marks_steps_errors_and_screenshots_and_scrubs(browser_pa
     # No inline style anywhere in it (CSP): attributes and classes only.
     assert page.locator("#timeline [style]").count() == 0
     # A click halfway along moves the slider there.
-    box = page.locator("#timeline svg").bounding_box()
+    box = page.locator("#timeline svg.tl-svg").bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2)
     page.wait_for_function("() => document.getElementById('step-slider').value === '61'")
     assert page.evaluate("location.hash") == "#step-61"
     assert page.locator("#step-61").is_visible() and page.locator("#step-62").is_hidden()
     # Dragging scrubs (the toolbar is stuck to the top of the window now: measure again).
-    box = page.locator("#timeline svg").bounding_box()
+    box = page.locator("#timeline svg.tl-svg").bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.25, box["y"] + 5)
     page.mouse.down()
     page.mouse.move(box["x"] + box["width"] * 0.1, box["y"] + 5, steps=4)

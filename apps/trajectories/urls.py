@@ -12,6 +12,7 @@ urlpatterns = [
     path("", site.home, name="home"),
     path("browse/", site.browse, name="browse"),
     path("compare/", compare.compare_page, name="compare"),
+    path("compare/rows", compare.compare_rows, name="compare-rows"),
     path("upload/", site.upload, name="upload"),
     path("upload/done", site.upload_done, name="upload-done"),
     path("terms/", site.terms, name="terms"),

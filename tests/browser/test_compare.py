@@ -34,3 +34,30 @@ def test_compare_with_then_side_by_side(browser_page, owner, other_user):
     page.locator("#cmp-table tbody tr").nth(2).locator("td.cmp-n a").first.click()
     page.wait_for_url(f"**/t/{a.share_id}/#step-3")
     assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []
+
+
+def test_long_runs_load_their_rows_as_the_reader_scrolls(browser_page, owner):
+    from tests.trajectories.test_compare import v0
+
+    a = ingest(v0([f"a{n}" for n in range(300)], "Long"), owner=owner, visibility="public")
+    b = ingest(
+        v0([f"b{n}" for n in range(300)], "Long 2"), owner=owner, visibility="public", index=0
+    )
+    bp, page = browser_page, browser_page.page
+    bp.goto(f"/compare/?a={a.share_id}&b={b.share_id}")
+    rows = page.locator("#cmp-table tbody tr")
+    assert rows.count() == 200  # the first chunk only, server-rendered
+    for _ in range(10):
+        page.mouse.wheel(0, 20000)
+        if rows.count() == 601:
+            break
+        page.wait_for_timeout(300)
+    page.wait_for_function("() => document.querySelectorAll('#cmp-table tbody tr').length === 601")
+    assert page.locator("#cmp-more").is_hidden()
+    assert page.locator("#cmp-range").inner_text() == "1–601"
+    steps = page.eval_on_selector_all(
+        f'#cmp-table a[href^="/t/{a.share_id}/#step-"]', "links => links.map(l => l.textContent)"
+    )
+    assert steps == [str(n) for n in range(1, 602)]  # every step of A once, in order
+    bp.screenshot("compare-long-desktop")
+    assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []

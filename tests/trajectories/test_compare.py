@@ -203,16 +203,57 @@ def test_a_fixed_number_of_queries(owner, django_assert_num_queries):
     assert "only-a" in rows and "only-b" in rows and "same" in rows
 
 
-def test_rows_page_on(owner):
+def test_rows_page_on(owner, django_assert_num_queries):
+    from apps.trajectories.views.compare import ROWS_PER_PAGE
+
     a = ingest(v0([f"a{n}" for n in range(300)], "Long"), owner=owner, visibility="public")
     b = ingest(
         v0([f"b{n}" for n in range(300)], "Long 2"), owner=owner, visibility="public", index=0
     )
-    first = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
-    assert first.count("<tr class=") == 400
-    assert "from=400" in first
-    second = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}&from=400").content.decode()
-    assert second.count("<tr class=") == 601 - 400 and "Earlier rows" in second
+    pair = f"a={a.share_id}&b={b.share_id}"
+    first = Client().get(f"/compare/?{pair}").content.decode()
+    assert first.count("<tr class=") == ROWS_PER_PAGE == 200
+    assert f"from={ROWS_PER_PAGE}" in first and 'id="cmp-more"' in first
+    second = Client().get(f"/compare/?{pair}&from=400").content.decode()
+    assert second.count("<tr class=") == 200 and "Earlier rows" in second
+    assert "from=600" in second
+    end = Client().get(f"/compare/?{pair}&from=600").content.decode()
+    assert end.count("<tr class=") == 1 and 'id="cmp-more"' not in end
+    # The fragments compare.js appends: the rows after `from`, and where the next ones start.
+    with django_assert_num_queries(2):  # each side's access; steps and alignment cached
+        chunk = Client().get(f"/compare/rows?{pair}&from=200")
+    assert chunk.status_code == 200 and chunk["X-Next-From"] == "400"
+    assert chunk["Cache-Control"] == "private, no-cache"
+    rows = re.findall(r'<tr class="cmp-[\w-]+">', chunk.content.decode())
+    assert len(rows) == 200 and "<tbody" not in chunk.content.decode()
+    third = Client().get(f"/compare/rows?{pair}&from=400")
+    last = Client().get(f"/compare/rows?{pair}&from=600")
+    assert third["X-Next-From"] == "600"
+    assert last.content.decode().count("<tr class=") == 1 and "X-Next-From" not in last
+    # Every step of each side exactly once over the page and its fragments, in order.
+    html = first.split("<tbody>")[1].split("</tbody>")[0] + "".join(
+        r.content.decode() for r in (chunk, third, last)
+    )
+    for side in (a, b):
+        numbers = [int(n) for n in re.findall(rf"/t/{side.share_id}/#step-(\d+)\"", html)]
+        assert numbers == list(range(1, side.num_events + 1))
+
+
+def test_row_fragments_follow_each_sides_visibility(owner, other_user):
+    public = ingest(v0(["ls", "pytest"], "Fix it"), owner=other_user, visibility="public")
+    private = ingest(v0(["ls", "make"], "Fix it too"), owner=owner, visibility="private")
+    for pair in (
+        f"a={public.share_id}&b={private.share_id}",
+        f"a={private.share_id}&b={public.share_id}",
+    ):
+        response = Client().get(f"/compare/rows?{pair}")
+        assert response.status_code == 404 and private.share_id not in response.content.decode()
+    signed_in = Client()
+    signed_in.force_login(owner)
+    answer = signed_in.get(f"/compare/rows?a={public.share_id}&b={private.share_id}")
+    assert answer.status_code == 200 and "make" in answer.content.decode()
+    assert answer["X-Robots-Tag"] == "noindex, nofollow"
+    assert Client().get(f"/compare/rows?a={public.share_id}").status_code == 404
 
 
 def test_steps_are_cached_until_stored_again_or_deleted(

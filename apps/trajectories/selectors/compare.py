@@ -12,7 +12,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from dataclasses import astuple, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, overload
 
 from django.core.cache import cache
 from django.db.models import Q
@@ -28,8 +30,10 @@ STEPS_CACHE_SECONDS = 3600
 _SPACE = re.compile(r"\s+")
 
 
-@dataclass(frozen=True)
-class Step:
+# Named tuples, not dataclasses: a warm /compare/ of two 2,000-step runs turns 4,000 cached
+# tuples into Steps, and a frozen dataclass costs several times a tuple to build (it was a third
+# of the page's time).
+class Step(NamedTuple):
     step: int  # 1-based, as on the trajectory page
     kind: str
     type: str
@@ -38,13 +42,37 @@ class Step:
     signature: str
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One line of the comparison: a step of each side, or a gap (None) on one of them."""
 
     a: Step | None
     b: Step | None
     status: str  # "same" (same signature and text) | "differs" | "only-a" | "only-b"
+
+
+STATUSES = ("same", "differs", "only-a", "only-b")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The aligned rows as pairs of step indexes (-1: a gap), with the count of each status.
+    Rows are made only for the slice a page shows: 3,500 Row objects per request for the 200
+    on screen were most of what was left of a warm page's time."""
+
+    left: Sequence[Step]
+    right: Sequence[Step]
+    pairs: list[tuple[int, int, str]]
+    counts: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def rows(self, start: int, stop: int) -> list[Row]:
+        left, right = self.left, self.right
+        return [
+            Row(left[i] if i >= 0 else None, right[j] if j >= 0 else None, status)
+            for i, j, status in self.pairs[start:stop]
+        ]
 
 
 def _signature(kind: str, type_: str, source: str, summary: str) -> str:
@@ -76,7 +104,28 @@ def _steps_key(share_id: str) -> str:
     return f"compare:steps:{share_id}"
 
 
-def compare_steps(trajectory: Trajectory) -> list[Step]:
+class CachedSteps(Sequence[Step]):
+    """Cached steps, as plain tuples, made into Steps only when looked at: a page shows 200
+    rows of two 2,000-step runs, so most are never looked at (only the cold path, aligning,
+    reads them all)."""
+
+    def __init__(self, rows: list[tuple]):
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
+        if isinstance(index, slice):
+            return [Step._make(row) for row in self._rows[index]]
+        return Step._make(self._rows[index])
+
+
+def compare_steps(trajectory: Trajectory) -> Sequence[Step]:
     """The steps of a trajectory, short (see _read_steps). Cached: reading them means reading
     every event's text (long outputs) and data out of the database, hundreds of milliseconds for
     2,000 steps, while the steps of a stored trajectory only change when it is stored again
@@ -89,11 +138,11 @@ def compare_steps(trajectory: Trajectory) -> list[Step]:
     )
     cached = cache.get(_steps_key(trajectory.share_id))
     if cached is not None and tuple(cached[0]) == stamp:
-        return [Step(*row) for row in cached[1]]
+        return CachedSteps(cached[1])
     steps = _read_steps(trajectory)
     cache.set(
         _steps_key(trajectory.share_id),
-        (stamp, [astuple(step) for step in steps]),
+        (stamp, [tuple(step) for step in steps]),  # plain tuples: no class path per item
         STEPS_CACHE_SECONDS,
     )
     return steps
@@ -129,29 +178,36 @@ def _read_steps(trajectory: Trajectory) -> list[Step]:
     return steps
 
 
-def align(left: list[Step], right: list[Step]) -> list[Row]:
-    """Both step lists side by side, matching steps on one row, gaps where one side has none."""
+def align_pairs(left: Sequence[Step], right: Sequence[Step]) -> list[tuple[int, int, str]]:
+    """Both step lists side by side as (index in left, index in right, status) rows, -1 where
+    one side has a gap: matching steps share a row."""
     matcher = difflib.SequenceMatcher(
         a=[s.signature for s in left], b=[s.signature for s in right], autojunk=False
     )
-    rows: list[Row] = []
+    pairs: list[tuple[int, int, str]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            for a, b in zip(left[i1:i2], right[j1:j2], strict=True):
-                rows.append(Row(a, b, "same" if a.summary == b.summary else "differs"))
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                same = left[i].summary == right[j].summary
+                pairs.append((i, j, "same" if same else "differs"))
         elif tag == "replace":
             # Different steps at the same point: side by side as far as both go, then gaps.
-            width = max(i2 - i1, j2 - j1)
-            for k in range(width):
-                mine = left[i1 + k] if i1 + k < i2 else None
-                theirs = right[j1 + k] if j1 + k < j2 else None
-                status = "differs" if mine and theirs else ("only-a" if mine else "only-b")
-                rows.append(Row(mine, theirs, status))
+            for k in range(max(i2 - i1, j2 - j1)):
+                i = i1 + k if i1 + k < i2 else -1
+                j = j1 + k if j1 + k < j2 else -1
+                status = "differs" if i >= 0 and j >= 0 else ("only-a" if i >= 0 else "only-b")
+                pairs.append((i, j, status))
         elif tag == "delete":
-            rows.extend(Row(a, None, "only-a") for a in left[i1:i2])
+            pairs.extend((i, -1, "only-a") for i in range(i1, i2))
         else:
-            rows.extend(Row(None, b, "only-b") for b in right[j1:j2])
-    return rows
+            pairs.extend((-1, j, "only-b") for j in range(j1, j2))
+    return pairs
+
+
+def align(left: Sequence[Step], right: Sequence[Step]) -> list[Row]:
+    """align_pairs() as rows of steps."""
+    pairs = align_pairs(left, right)
+    return Alignment(left=left, right=right, pairs=pairs, counts={}).rows(0, len(pairs))
 
 
 def _stamp(trajectory: Trajectory) -> str:
@@ -159,27 +215,26 @@ def _stamp(trajectory: Trajectory) -> str:
     return f"{trajectory.share_id}:{updated}:{trajectory.num_events}"
 
 
-def align_cached(a: Trajectory, b: Trajectory, left: list[Step], right: list[Step]) -> list[Row]:
+def align_key(a: Trajectory, b: Trajectory) -> str:
+    """The cache key of this pair's alignment, as both are stored now."""
+    return "compare:align:" + hashlib.sha256(f"{_stamp(a)}|{_stamp(b)}".encode()).hexdigest()
+
+
+def align_cached(
+    a: Trajectory, b: Trajectory, left: Sequence[Step], right: Sequence[Step]
+) -> Alignment:
     """align(), remembered for this pair as stored: only step indexes are cached (no text)."""
-    key = "compare:rows:" + hashlib.sha256(f"{_stamp(a)}|{_stamp(b)}".encode()).hexdigest()
+    key = align_key(a, b)
     cached = cache.get(key)
     if cached is not None:
-        return [
-            Row(left[i] if i >= 0 else None, right[j] if j >= 0 else None, status)
-            for i, j, status in cached
-        ]
-    rows = align(left, right)
-    index_a = {id(step): n for n, step in enumerate(left)}
-    index_b = {id(step): n for n, step in enumerate(right)}
-    cache.set(
-        key,
-        [
-            (index_a[id(row.a)] if row.a else -1, index_b[id(row.b)] if row.b else -1, row.status)
-            for row in rows
-        ],
-        STEPS_CACHE_SECONDS,
-    )
-    return rows
+        pairs, counts = cached
+    else:
+        pairs = align_pairs(left, right)
+        counts = dict.fromkeys(STATUSES, 0)
+        for _i, _j, status in pairs:
+            counts[status] += 1
+        cache.set(key, (pairs, counts), STEPS_CACHE_SECONDS)
+    return Alignment(left=left, right=right, pairs=pairs, counts=counts)
 
 
 def same_task_candidates(trajectory: Trajectory, first_message: str) -> list[Trajectory]:

@@ -4,10 +4,13 @@ two final patches diffed. /compare/?a=<id> alone offers other public runs of the
 Each side is looked up as the trajectory page looks it up (selectors.viewer.trajectory_access):
 a side the caller may not see is a 404, exactly as its page would be, and each side's text is
 redacted for the caller by its own trajectory's redactions. Rows come ROWS_PER_PAGE at a time
-(?from=N pages on), so two 2,000-step runs still make a small first page.
+(/compare/rows fragments as the reader scrolls; ?from=N pages without JavaScript), so two
+2,000-step runs still make a small first page.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -20,6 +23,7 @@ from apps.trajectories.rendering import text as t
 from apps.trajectories.results import run_result
 from apps.trajectories.selectors import is_share_id
 from apps.trajectories.selectors.compare import (
+    Alignment,
     Row,
     Step,
     align_cached,
@@ -29,7 +33,10 @@ from apps.trajectories.selectors.compare import (
 )
 from apps.trajectories.selectors.viewer import Access, trajectory_access
 
-ROWS_PER_PAGE = 400
+# The first page renders this many aligned rows; compare.js fetches the rest in chunks of the
+# same size as the reader scrolls (/compare/rows), so two 2,000-step runs make a small, fast
+# first page whatever their length.
+ROWS_PER_PAGE = 200
 SHOWN_CHARS = 100
 PATCH_DIFF_LINES = 2000
 
@@ -95,7 +102,7 @@ def _patch_diff(access_a: Access, access_b: Access) -> dict[str, object]:
     }
 
 
-def _side(access: Access, steps: list[Step]) -> dict[str, object]:
+def _side(access: Access, steps: Sequence[Step]) -> dict[str, object]:
     trajectory = access.trajectory
     marks = _marks(access)
     return {
@@ -108,6 +115,17 @@ def _side(access: Access, steps: list[Step]) -> dict[str, object]:
     }
 
 
+def _start(request: HttpRequest) -> int:
+    try:
+        return max(0, int(request.GET.get("from", 0)))
+    except ValueError:
+        return 0
+
+
+def _next_from(start: int, total: int) -> int | None:
+    return start + ROWS_PER_PAGE if start + ROWS_PER_PAGE < total else None
+
+
 @require_safe
 def compare_page(request: HttpRequest) -> HttpResponse:
     a_id, b_id = _id_from(request.GET.get("a", "")), _id_from(request.GET.get("b", ""))
@@ -117,30 +135,51 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     if not b_id:
         return _chooser(request, access_a, pasted=request.GET.get("b", ""))
     access_b = trajectory_access(request, b_id)
-    steps_a, steps_b = compare_steps(access_a.trajectory), compare_steps(access_b.trajectory)
-    rows = align_cached(access_a.trajectory, access_b.trajectory, steps_a, steps_b)
-    try:
-        start = max(0, int(request.GET.get("from", 0)))
-    except ValueError:
-        start = 0
-    shown = rows[start : start + ROWS_PER_PAGE]
-    counts = {"same": 0, "differs": 0, "only_a": 0, "only_b": 0}
-    for row in rows:
-        counts[row.status.replace("-", "_")] += 1
+    alignment = _alignment(access_a, access_b)
+    start = _start(request)
+    shown = alignment.rows(start, start + ROWS_PER_PAGE)
+    counts = alignment.counts
     context = {
-        "a": _side(access_a, steps_a),
-        "b": _side(access_b, steps_b),
+        "a": _side(access_a, alignment.left),
+        "b": _side(access_b, alignment.right),
         "rows": _rows_html(shown, access_a, access_b),
-        "counts": counts,
-        "total_rows": len(rows),
+        "counts": {key.replace("-", "_"): value for key, value in counts.items()},
+        "total_rows": len(alignment),
         "start": start,
         "end": start + len(shown),
-        "next_from": start + ROWS_PER_PAGE if start + ROWS_PER_PAGE < len(rows) else None,
+        "next_from": _next_from(start, len(alignment)),
         "previous_from": max(start - ROWS_PER_PAGE, 0) if start else None,
         "patch": _patch_diff(access_a, access_b),
     }
     response = render(request, "trajectories/compare.html", context)
     return _private(response, access_a, access_b)
+
+
+@require_safe
+def compare_rows(request: HttpRequest) -> HttpResponse:
+    """GET /compare/rows?a=&b=&from=N: the next ROWS_PER_PAGE aligned rows as <tr> elements,
+    which compare.js appends as the reader scrolls (the page's own pager links, without
+    JavaScript, lead to ?from=N pages instead). X-Next-From says where the next rows start."""
+    a_id, b_id = _id_from(request.GET.get("a", "")), _id_from(request.GET.get("b", ""))
+    if not a_id or not b_id:
+        raise Http404("no trajectories to compare")
+    access_a, access_b = trajectory_access(request, a_id), trajectory_access(request, b_id)
+    alignment = _alignment(access_a, access_b)
+    start = _start(request)
+    response = HttpResponse(
+        _rows_html(alignment.rows(start, start + ROWS_PER_PAGE), access_a, access_b),
+        content_type="text/html; charset=utf-8",
+    )
+    following = _next_from(start, len(alignment))
+    if following is not None:
+        response["X-Next-From"] = str(following)
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    return _private(response, access_a, access_b)
+
+
+def _alignment(access_a: Access, access_b: Access) -> Alignment:
+    a, b = access_a.trajectory, access_b.trajectory
+    return align_cached(a, b, compare_steps(a), compare_steps(b))
 
 
 def _chooser(request: HttpRequest, access: Access, *, pasted: str) -> HttpResponse:

@@ -37,8 +37,8 @@ def world(django_db_setup, django_db_blocker):
         yield built
 
 
-def detail_urls(share_id: str, image: str) -> dict[str, str]:
-    """Every URL that shows (part of) one trajectory."""
+def detail_urls(share_id: str, image: str, public_id: str) -> dict[str, str]:
+    """Every URL that shows (part of) one trajectory (on /compare/, beside a public one)."""
     page = f"/t/{share_id}/"
     api = f"/api/v1/trajectories/{share_id}"
     return {
@@ -57,6 +57,10 @@ def detail_urls(share_id: str, image: str) -> dict[str, str]:
         "API download sharegpt": f"{api}/download?format=sharegpt",
         "API download default": f"{api}/download",
         "API image": f"{api}/images/{image}",
+        "compare chooser": f"/compare/?a={share_id}",
+        "compare as A": f"/compare/?a={share_id}&b={public_id}",
+        "compare as B": f"/compare/?a={public_id}&b={share_id}",
+        "compare rows": f"/compare/rows?a={public_id}&b={share_id}&from=0",
     }
 
 
@@ -102,7 +106,8 @@ def test_each_surface_answers_each_caller_in_each_state(world: World, state, cal
         sees = state == "public" or caller in MANAGERS
     client = world.client(caller)
     wrong = []
-    for name, url in detail_urls(share_id, image).items():
+    public_id = world.trajectories["public"].share_id
+    for name, url in detail_urls(share_id, image, public_id).items():
         for method in ("get", "head"):
             response = getattr(client, method)(url)
             expected = 200 if sees else 404
@@ -147,7 +152,7 @@ def test_the_original_upload_only_for_owner_moderators_and_staff(world: World, c
 @pytest.mark.parametrize("caller", CALLERS)
 def test_an_anonymous_share_is_seen_by_moderators_staff_and_its_holder_only(world: World, caller):
     anon = world.trajectories["anon"]
-    urls = detail_urls(anon.share_id, world.images["anon"])
+    urls = detail_urls(anon.share_id, world.images["anon"], world.trajectories["public"].share_id)
     client = world.client(caller)
     expected = 200 if caller in ("moderator", "staff") else 404
     got = {name: client.get(url).status_code for name, url in urls.items()}
@@ -158,7 +163,8 @@ def test_the_holder_of_the_password_sees_the_anonymous_share_and_nothing_else(wo
     anon = world.trajectories["anon"]
     holder = world.holder(anon.share_id)
     # The pages and the fragments the page loads (and downloads, which honour the unlock).
-    for name, url in detail_urls(anon.share_id, world.images["anon"]).items():
+    public_id = world.trajectories["public"].share_id
+    for name, url in detail_urls(anon.share_id, world.images["anon"], public_id).items():
         if name in ("API detail", "API events", "API image"):
             continue  # the JSON API goes by account; the page does not use it
         assert holder.get(url).status_code == 200, name

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Q
-from django.db.models.functions import Upper
+from django.db.models.functions import MD5, Upper
 
 from apps.trajectories.querysets import TrajectoryQuerySet
 
@@ -160,6 +160,10 @@ class Trajectory(models.Model):
                 name="traj_public_format",
                 condition=PUBLIC,
             ),
+            # /compare/'s "Compare with…": other public runs of the same task (selectors/compare).
+            models.Index("title", name="traj_public_title", condition=PUBLIC),
+            # (metadata -> 'instance_id'), the expression of the `metadata__instance_id=` lookup.
+            models.Index(F("metadata__instance_id"), name="traj_public_instance", condition=PUBLIC),
         ]
         constraints = [
             models.CheckConstraint(
@@ -212,6 +216,16 @@ class Event(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["trajectory", "position"], name="event_unique_position"
+            ),
+        ]
+        indexes = [
+            # "Compare with…": runs whose first user message is this one (selectors/compare).
+            # Partial: only the early user messages, a few rows a trajectory; md5, since a
+            # message can be longer than a B-tree entry may be.
+            models.Index(
+                MD5("text"),
+                name="event_first_message_md5",
+                condition=Q(source="user", kind="message", position__lt=3),
             ),
         ]
 

@@ -276,3 +276,51 @@ def test_steps_are_cached_until_stored_again_or_deleted(
     # Its text goes at once, the cached step summaries too.
     assert cache.get(f"compare:steps:{a.share_id}") is None
     assert Client().get(url).status_code == 404
+
+
+def test_compare_with_finds_the_same_first_message_title_and_instance_by_index(
+    owner, other_user, django_assert_num_queries
+):
+    from django.db import connection
+
+    from apps.trajectories.selectors.compare import first_user_message, same_task_queryset
+    from tests.conftest import skip_or_fail
+
+    a = ingest(eval_row(), owner=owner, visibility="public")
+    same_instance = ingest(eval_row(resolved=False), owner=other_user, visibility="public")
+    message = first_user_message(a)
+    assert message
+    same_message = ingest(
+        v0(["ls"], message), owner=other_user, visibility="public", title="Another title"
+    )
+    titled = ingest(
+        v0(["make"], "Something else"), owner=other_user, visibility="public", title=a.title
+    )
+    unrelated = ingest(v0(["pwd"], "Unrelated"), owner=other_user, visibility="public")
+    with django_assert_num_queries(3):  # the access, the first message, the candidates
+        html = Client().get(f"/compare/?a={a.share_id}").content.decode()
+    for found in (same_instance, same_message, titled):
+        assert f"b={found.share_id}" in html, found
+    assert f"b={unrelated.share_id}" not in html and f"b={a.share_id}" not in html
+    if connection.vendor != "postgresql":
+        skip_or_fail("the partial expression indexes are PostgreSQL's")
+    # Enough other public runs that a planner has something to choose between.
+    from apps.trajectories.models import Trajectory
+
+    Trajectory.objects.bulk_create(
+        Trajectory(
+            title=f"Run {n}",
+            metadata={"instance_id": f"other__other-{n}"},
+            visibility="public",
+            review_state="approved",
+        )
+        for n in range(2000)
+    )
+    queryset = same_task_queryset(a, message)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE trajectories_trajectory")
+        cursor.execute("ANALYZE trajectories_event")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = queryset.explain()
+    for index in ("event_first_message_md5", "traj_public_title", "traj_public_instance"):
+        assert index in plan, plan

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import NamedTuple, overload
 
 from django.core.cache import cache
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KT
-from django.db.models.functions import Coalesce, Substr
+from django.db.models.functions import MD5, Coalesce, Substr
 
 from apps.trajectories.models import Event, Trajectory
 
@@ -237,35 +237,72 @@ def align_cached(
     return Alignment(left=left, right=right, pairs=pairs, counts=counts)
 
 
+# Where "the same task" is looked up (each an index of migration 0006): a run's first user
+# message sits within its first FIRST_MESSAGE_POSITIONS steps.
+FIRST_MESSAGE_POSITIONS = 3
+FIRST_MESSAGE = Q(source="user", kind="message", position__lt=FIRST_MESSAGE_POSITIONS)
+# Each way of being the same task contributes at most this many ids (a first message such as
+# "hi" can be shared by thousands of runs; only the newest CANDIDATES are shown anyway).
+CANDIDATE_IDS = 200
+
+
 def same_task_candidates(trajectory: Trajectory, first_message: str) -> list[Trajectory]:
+    """The newest CANDIDATES of same_task_queryset()."""
+    queryset = same_task_queryset(trajectory, first_message)
+    return [] if queryset is None else list(queryset[:CANDIDATES])
+
+
+def same_task_queryset(trajectory: Trajectory, first_message: str) -> QuerySet[Trajectory] | None:
     """Other public runs of the same task: the same evaluation instance id, or the same first
-    user message (which importers also make the title of a run without one)."""
+    user message (which importers also make the title of a run without one), or the same title.
+    One query: a union of three index lookups (instance id and title on partial indexes of
+    public(), the first message by the md5 of early user messages' text), bounded each."""
     metadata = trajectory.metadata if isinstance(trajectory.metadata, dict) else {}
     instance = metadata.get("instance_id")
-    same = Q(pk__in=[])
+    public = Trajectory.objects.public()
+    ways = []
     if isinstance(instance, str) and instance:
-        same |= Q(metadata__instance_id=instance)
-    if first_message:
-        same |= Q(
-            pk__in=Event.objects.filter(
-                source="user", kind="message", position__lt=3, text=first_message
-            ).values("trajectory_id")
+        ways.append(
+            public.filter(metadata__instance_id=instance)
+            .order_by()
+            .values_list("id", flat=True)[:CANDIDATE_IDS]
         )
     if trajectory.title:
-        same |= Q(title=trajectory.title)
-    return list(
-        Trajectory.objects.public()
-        .filter(same)
+        ways.append(
+            public.filter(title=trajectory.title)
+            .order_by()
+            .values_list("id", flat=True)[:CANDIDATE_IDS]
+        )
+    if first_message:
+        ways.append(
+            Event.objects.filter(FIRST_MESSAGE)
+            .annotate(digest=MD5("text"))
+            # The digest finds the rows through the index; the text itself rules out a collision.
+            .filter(digest=hashlib.md5(first_message.encode()).hexdigest(), text=first_message)
+            .order_by()  # any CANDIDATE_IDS of them, straight from the index
+            .values_list("trajectory_id", flat=True)[:CANDIDATE_IDS]
+        )
+    if not ways:
+        return None
+    # Each bounded lookup wrapped in a plain `id IN (...)`: a UNION's own parts may not carry
+    # a LIMIT in a subquery (Django refuses), their subqueries may.
+    bounded = [
+        Trajectory.objects.filter(pk__in=way).order_by().values_list("id", flat=True)
+        for way in ways
+    ]
+    ids = bounded[0].union(*bounded[1:]) if len(bounded) > 1 else bounded[0]
+    return (
+        public.filter(pk__in=ids)
         .exclude(pk=trajectory.pk)
         .only("share_id", "title", "agent", "model_name", "num_events", "created_at", "redactions")
-        .order_by("-created_at")[:CANDIDATES]
+        .order_by("-created_at")
     )
 
 
 def first_user_message(trajectory: Trajectory) -> str:
     """The text of the first user message (within the first steps), or "". One query."""
     text = (
-        Event.objects.filter(trajectory=trajectory, source="user", kind="message", position__lt=3)
+        Event.objects.filter(FIRST_MESSAGE, trajectory=trajectory)
         .order_by("position")
         .values_list("text", flat=True)
         .first()

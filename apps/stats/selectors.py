@@ -3,13 +3,18 @@
 Seven aggregate queries (weeks, agents, models, formats, polarity, one row of totals and
 distributions, releases), whatever the size of the collection; the result is cached, under a key
 whose generation `collection_stats_forget()` moves on whenever a trajectory enters or leaves
-public() (the `public_set_changed` signal), so a warm page is one cache read. Releases publish
-without that signal: the cache also expires after STATS_CACHE_SECONDS.
+public() (the `public_set_changed` signal), so a warm page is a few cache reads (the generation,
+the numbers, and the page's charts rendered from them: cached_rendering). Releases publish
+without that signal: the cache also expires after STATS_CACHE_SECONDS. After a drop, one
+request recomputes while the others wait for it (_compute_once).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -23,6 +28,11 @@ from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors.site import _holding_no_redacted_value
 
 STATS_CACHE_SECONDS = 300
+# The cold path's stampede guard (_compute_once): how long the one computing request may hold
+# its lock, how long the others wait for its result, and how often they look.
+STATS_LOCK_SECONDS = 60
+STATS_WAIT_SECONDS = 15.0
+STATS_POLL_SECONDS = 0.05
 GENERATION_KEY = "stats:generation"
 WEEKS = 26
 TOP = 10
@@ -55,9 +65,55 @@ def collection_stats() -> dict[str, Any]:
     key = _key()
     stats = cache.get(key)
     if stats is None:
-        stats = _compute()
-        cache.set(key, stats, STATS_CACHE_SECONDS)
+        stats = _compute_once(key)
     return stats
+
+
+def _compute_once(key: str) -> dict[str, Any]:
+    """The numbers for `key`, computed by one request at a time.
+
+    Right after the cache was dropped (any trajectory entering or leaving public()), every
+    reader would otherwise run the seven aggregates at once, seconds each at 100,000
+    trajectories, and on two cores each makes the others slower. One request takes the lock
+    and computes; the others wait for its result (polling the cache) for up to
+    STATS_WAIT_SECONDS. They do not serve the numbers of the previous generation meanwhile:
+    those can still count a trajectory that has just left public(), an agent or model name of
+    it among the ten listed. If the computing request dies, its lock is gone with it (or
+    expires) and a waiter computes instead."""
+    lock = f"{key}:computing"
+    if not cache.add(lock, os.getpid(), STATS_LOCK_SECONDS):
+        deadline = time.monotonic() + STATS_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(STATS_POLL_SECONDS)
+            stats = cache.get(key)
+            if stats is not None:
+                return stats
+            if cache.get(lock) is None and cache.add(lock, os.getpid(), STATS_LOCK_SECONDS):
+                break  # the computing request failed: this one computes now
+        else:
+            # Waited long enough: compute without the lock rather than fail the page.
+            return _compute_and_store(key)
+    try:
+        return _compute_and_store(key)
+    finally:
+        cache.delete(lock)
+
+
+def _compute_and_store(key: str) -> dict[str, Any]:
+    stats = _compute()
+    cache.set(key, stats, STATS_CACHE_SECONDS)
+    return stats
+
+
+def cached_rendering(stats: dict[str, Any], name: str, render: Callable[[], str]) -> str:
+    """Markup made from `stats` (the charts and tables), kept as long as the numbers are: the
+    key carries the computation's time, so new numbers never meet old markup."""
+    key = f"stats:rendered:{name}:{stats['generated_at']}"
+    html = cache.get(key)
+    if html is None:
+        html = render()
+        cache.set(key, html, STATS_CACHE_SECONDS)
+    return html
 
 
 def collection_stats_forget() -> None:

@@ -141,3 +141,86 @@ def test_releases_chart(owner):
         row[2] for row in data["releases"]
     ] == [10, 25]
     assert "v2 · " in Client().get("/stats/").content.decode()
+
+
+def test_the_rendered_charts_are_kept_with_the_numbers(monkeypatch):
+    from apps.stats import views
+
+    make_trajectory(agent="First agent")
+    drawn = []
+    real = views._collection_html
+    monkeypatch.setattr(views, "_collection_html", lambda stats: drawn.append(1) or real(stats))
+    first = Client().get("/stats/").content.decode()
+    again = Client().get("/stats/").content.decode()
+    assert len(drawn) == 1 and first == again and "First agent" in again
+    # New numbers are drawn anew: never old charts next to new numbers.
+    make_trajectory(agent="Second agent")
+    collection_stats_forget()
+    html = Client().get("/stats/").content.decode()
+    assert len(drawn) == 2 and "Second agent" in html
+    assert "2 public trajectories" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_cache_drop_two_concurrent_requests_compute_once(monkeypatch):
+    """The stampede guard: the second request waits for the first one's numbers."""
+    import threading
+    import time
+
+    from django.db import connection
+
+    from apps.stats import selectors
+
+    for _ in range(3):
+        make_trajectory()
+    computed = []
+    real = selectors._compute
+
+    def slow_compute():
+        computed.append(threading.get_ident())
+        time.sleep(0.5)  # as at 100,000 trajectories: long enough for the other to arrive
+        return real()
+
+    monkeypatch.setattr(selectors, "_compute", slow_compute)
+    collection_stats_forget()
+    start = threading.Barrier(2)
+    answers: dict[str, object] = {}
+
+    def read(path: str) -> None:
+        try:
+            start.wait()
+            response = Client().get(path)
+            answers[path] = (
+                response.status_code,
+                response.json()["trajectories"] if path.startswith("/api") else None,
+            )
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=read, args=(p,)) for p in ("/stats/", "/api/v1/stats")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(computed) == 1, computed
+    assert answers == {"/stats/": (200, None), "/api/v1/stats": (200, 3)}
+
+
+def test_a_waiter_computes_when_the_computing_request_is_gone(monkeypatch):
+    from django.core.cache import cache
+
+    from apps.stats import selectors
+
+    make_trajectory()
+    collection_stats_forget()
+    # A request took the lock and died without a result (a killed worker).
+    cache.add(f"{selectors._key()}:computing", 1, 60)
+    monkeypatch.setattr(selectors, "STATS_WAIT_SECONDS", 0.3)
+    started = timezone.now()
+    assert Client().get("/api/v1/stats").json()["trajectories"] == 1
+    assert timezone.now() - started < timedelta(seconds=5)
+    # Its lock expires on its own; when it has, the next reader takes it and computes at once.
+    cache.delete(f"{selectors._key()}:computing")
+    collection_stats_forget()
+    assert Client().get("/api/v1/stats").json()["trajectories"] == 1
+    assert cache.get(f"{selectors._key()}:computing") is None

@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/v1/", include("apps.trajectories.api.urls")),
     path("api/v1/", include("apps.learn.api.urls")),
     path("api/v1/", include("apps.stats.api.urls")),
+    path("api/v1/", include("apps.moderation.api.urls")),
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),
     path("", include("apps.datasets.urls")),

@@ -43,9 +43,14 @@ def image_releasable(image: Image) -> bool:
     """Whether an image's bytes go into a release; otherwise the row holds a placeholder.
 
     Screenshots and plots go in when their OCR scan found nothing and no moderator dropped
-    them. Neither is recorded yet, so every image the trajectory refers to goes in; the text
-    around it is scanned and redacted.
+    them. With OCR on, an image the OCR scan has not read (yet) stays out too: nobody has
+    looked for text in it. With OCR off (TRAJHUB_OCR) images are not read at all, and only the
+    text around them is scanned and redacted; one found dirty while OCR was on stays out.
     """
+    if image.dropped_at is not None or image.ocr_findings:
+        return False
+    if settings.TRAJHUB_OCR and not image.ocr_version:
+        return False
     return True
 
 

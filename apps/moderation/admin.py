@@ -24,6 +24,7 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from apps.moderation.claims import claim_release, claim_take
 from apps.moderation.models import (
@@ -37,9 +38,10 @@ from apps.moderation.models import (
     TakedownState,
 )
 from apps.moderation.reports import appeal_decline, takedown_decide
-from apps.moderation.selectors import findings_in_context, review_queue
+from apps.moderation.selectors import findings_in_context, images_for_review, review_queue
 from apps.moderation.services import (
     ModerationError,
+    image_drop,
     trajectory_approve,
     trajectory_hide,
     trajectory_redact_approve,
@@ -79,16 +81,73 @@ def _reason(request) -> str:
     return (request.POST.get("reason") or "").strip()
 
 
+SEEN_FIELD = "seen-{pk}"
+
+
+def row_token(trajectory: Trajectory) -> str:
+    """What the list showed of a row: its state, and when it last changed (content: updated_at;
+    scan: scanned_at, since a rescan rewrites redactions and findings without touching
+    updated_at). The list carries it in a hidden field per row; a bulk decision acts only on
+    the rows whose token is still the same."""
+    scanned = trajectory.scanned_at.isoformat() if trajectory.scanned_at else ""
+    return f"{trajectory.review_state}|{trajectory.updated_at.isoformat()}|{scanned}"
+
+
+def _seen_rows(request, queryset) -> tuple[list[Trajectory], list[str]]:
+    """The selected rows as the moderator saw them (review_state set to what the list showed,
+    so the service's conditional update is on that state), and why the others are skipped:
+    changed since the list was shown, or not on the list the moderator saw at all (a "select
+    all" over rows of other pages)."""
+    rows, skipped = [], []
+    selected = list(queryset)
+    # Ticked rows that left the list meanwhile (the queue lists only what waits): Django's
+    # action gets no such row at all, and would say nothing about it.
+    ticked = {int(pk) for pk in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME) if pk.isdigit()}
+    gone = ticked - {trajectory.pk for trajectory in selected}
+    for pk, share_id, state_now in Trajectory.objects.filter(pk__in=gone).values_list(
+        "pk", "share_id", "review_state"
+    ):
+        seen = request.POST.get(SEEN_FIELD.format(pk=pk)) or ""
+        skipped.append(
+            f"Skipped {share_id[:12]}: changed since you saw the list (it was "
+            f"{seen.split('|', 1)[0]}, it is now {state_now}); nothing was done"
+        )
+    for trajectory in selected:
+        seen = request.POST.get(SEEN_FIELD.format(pk=trajectory.pk))
+        short = trajectory.share_id[:12]
+        if seen is None:
+            skipped.append(f"Skipped {short}: not on the list you saw; nothing was done")
+            continue
+        state = seen.split("|", 1)[0]
+        if seen != row_token(trajectory):
+            if state != trajectory.review_state:
+                why = f"(it was {state}, it is now {trajectory.review_state})"
+            else:
+                why = "(its content or its scan is newer than the list; look again)"
+            skipped.append(
+                f"Skipped {short}: changed since you saw the list {why}; nothing was done"
+            )
+            continue
+        trajectory.review_state = state
+        rows.append(trajectory)
+    return rows, skipped
+
+
 def _act(
     modeladmin: admin.ModelAdmin,
     request,
     queryset,
     service: Callable[..., Trajectory],
     done: str,
+    *,
+    as_seen: bool = True,
     **extra,
 ) -> None:
     moved, refused = 0, []
-    for trajectory in queryset:
+    rows: list[Trajectory] = list(queryset)
+    if as_seen:
+        rows, refused = _seen_rows(request, queryset)
+    for trajectory in rows:
         try:
             service(trajectory=trajectory, moderator=request.user, note=_reason(request), **extra)
         except (ModerationError, PermissionDenied) as error:
@@ -144,7 +203,19 @@ class DecisionActions:
         permissions=["moderate"],
     )
     def claim(self, request, queryset) -> None:
-        _act(self, request, queryset, _claim, "claimed")
+        _act(self, request, queryset, _claim, "claimed", as_seen=False)
+
+    @admin.display(description="")
+    def seen(self, obj) -> str:
+        """A hidden field per row with the row's token (row_token), inside the list's form."""
+        return format_html(
+            '<input type="hidden" name="{}" value="{}">',
+            SEEN_FIELD.format(pk=obj.pk),
+            row_token(obj),
+        )
+
+    def get_list_display(self, request):
+        return [*super().get_list_display(request), "seen"]
 
     @admin.action(description="Rescan selected with today's rules", permissions=["moderate"])
     def rescan(self, request, queryset) -> None:
@@ -269,6 +340,7 @@ DECISIONS = {
     "approve",
     "reject",
     "redact_approve",
+    "drop_images",
     "hide",
     "uphold",
     "grant_takedown",
@@ -361,6 +433,7 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
             "feedback": redact(item.feedback_text),
             "owner": user_label(item.owner),
             "findings": findings_in_context(item),
+            "images": images_for_review(item),
             "finding_count": Finding.objects.filter(trajectory=item).count(),
             "reports": Report.objects.filter(trajectory=item, resolved_at__isnull=True),
             "takedowns": TakedownRequest.objects.filter(trajectory=item, state=TakedownState.OPEN),
@@ -404,10 +477,32 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
                 done = "Rejected; the owner is told why and can ask for a second look."
             elif decision == "redact_approve":
                 values = (request.POST.get("redact") or "").splitlines()
-                if not any(value.strip() for value in values):
-                    raise ModerationError("give the values to redact, one per line")
-                trajectory_redact_approve(trajectory=item, moderator=user, values=values, note=note)
-                done = "Redacted and approved."
+                drops = request.POST.getlist("drop")
+                if not any(value.strip() for value in values) and not drops:
+                    raise ModerationError(
+                        "give the values to redact, one per line, or tick the images to drop"
+                    )
+                trajectory_redact_approve(
+                    trajectory=item, moderator=user, values=values, note=note, drop_images=drops
+                )
+                done = (
+                    "Redacted and approved."
+                    if not drops
+                    else (
+                        f"Redacted and approved; {len(drops)} image{'s' if len(drops) != 1 else ''} "
+                        "replaced by a placeholder."
+                    )
+                )
+            elif decision == "drop_images":
+                drops = request.POST.getlist("drop")
+                if not drops:
+                    raise ModerationError("tick the images to drop")
+                for sha in drops:
+                    image_drop(trajectory=item, moderator=user, sha256=sha, note=note)
+                done = (
+                    f"{len(drops)} image{'s' if len(drops) != 1 else ''} dropped: everyone but the "
+                    "owner and moderators sees a placeholder. Approve when the rest is fine."
+                )
             elif decision == "hide":
                 trajectory_hide(trajectory=item, moderator=user, note=note)
                 done = "Hidden; the owner is told why."
@@ -434,7 +529,7 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
             self.message_user(request, f"Nothing was done: {error}", messages.WARNING)
             return HttpResponseRedirect(request.path)
         self.message_user(request, done, messages.SUCCESS)
-        if decision in ("claim", "release"):
+        if decision in ("claim", "release", "drop_images"):
             return HttpResponseRedirect(request.path)
         return HttpResponseRedirect(reverse("admin:moderation_queueitem_changelist"))
 

@@ -49,6 +49,7 @@ class AuditAction(models.TextChoices):
     SCAN_HELD = "scan_held", "Held by the scan"
     APPROVED = "approved", "Approved"
     REDACTED_APPROVED = "redacted_approved", "Redacted and approved"
+    IMAGE_DROPPED = "image_dropped", "Image dropped (replaced by a placeholder)"
     REJECTED = "rejected", "Rejected"
     HIDDEN = "hidden", "Hidden"
     REPORTED = "reported", "Reported by a reader"

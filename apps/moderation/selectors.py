@@ -171,3 +171,46 @@ def _at_path(root: Any, path: str) -> str | None:
     if key_of:
         return last_key
     return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class ImageForReview:
+    """One image of a trajectory on the moderator's page: what OCR found in it, and whether a
+    moderator dropped it."""
+
+    sha256: str
+    url: str  # the page's image endpoint: moderators get the original even once dropped
+    kinds: list[str]  # kinds of what the scan found in its text (OCR)
+    ocr_read: bool
+    dropped_at: Any
+
+
+IMAGES_SHOWN = 100
+
+
+def images_for_review(trajectory: Trajectory, limit: int = IMAGES_SHOWN) -> list[ImageForReview]:
+    """The trajectory's images, those with findings first (two queries)."""
+    from apps.moderation.models import Finding
+    from apps.moderation.services import IMAGE_PATH
+    from apps.trajectories.models import Image
+
+    kinds: dict[str, list[str]] = {}
+    paths = Finding.objects.filter(trajectory=trajectory, path__startswith=IMAGE_PATH).values_list(
+        "path", "kind"
+    )
+    for path, kind in paths:
+        found = kinds.setdefault(path[len(IMAGE_PATH) :], [])
+        if kind not in found:
+            found.append(kind)
+    images = Image.objects.filter(trajectory_links__trajectory=trajectory).order_by("id")[:limit]
+    shown = [
+        ImageForReview(
+            sha256=image.sha256,
+            url=f"/t/{trajectory.share_id}/images/{image.sha256}",
+            kinds=kinds.get(image.sha256, []),
+            ocr_read=bool(image.ocr_version),
+            dropped_at=image.dropped_at,
+        )
+        for image in images
+    ]
+    return sorted(shown, key=lambda shown: (not shown.kinds, shown.dropped_at is not None))

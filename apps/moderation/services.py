@@ -12,7 +12,7 @@ import logging
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -123,7 +123,9 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str, str | None]]:
             yield from _strings(item, f"{path}[{index}]")
 
 
-def _entries(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str | None]]:
+def _entries(
+    trajectory: Trajectory, read: list[str] | None = None
+) -> Iterator[tuple[int | None, str, str, str | None]]:
     """(event position or None, path, string, key) in document order: the trajectory's own
     fields, then the events by position. Events stream from the database in chunks."""
     yield None, "title", trajectory.title, None
@@ -145,21 +147,28 @@ def _entries(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str
         for path, value, key in _strings(data or {}, "data"):
             yield position, path, value, key
     if settings.TRAJHUB_OCR:
-        yield from _image_texts(trajectory)
+        yield from _image_texts(trajectory, read)
 
 
 IMAGE_PATH = "image:"  # a finding's path in an image: "image:<sha256>"
 
 
-def _image_texts(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str, str | None]]:
-    """Text read from the trajectory's images by OCR, scanned like any other text."""
+def _image_texts(
+    trajectory: Trajectory, read: list[str] | None = None
+) -> Iterator[tuple[int | None, str, str, str | None]]:
+    """Text read from the trajectory's images by OCR, scanned like any other text. The sha256
+    of every image read is appended to `read` (its OCR state is written with the scan). An
+    image a moderator dropped is not read: it is shown to no one else, and its secret must not
+    hold the trajectory again."""
     from apps.moderation.scanning import ocr
     from apps.trajectories.services.storage import image_read
 
     if not ocr.available():
         logger.warning("TRAJHUB_OCR is on but tesseract is not installed: images not scanned")
         return
-    images = Image.objects.filter(trajectory_links__trajectory_id=trajectory.pk).order_by("id")
+    images = Image.objects.filter(
+        trajectory_links__trajectory_id=trajectory.pk, dropped_at__isnull=True
+    ).order_by("id")
     for image in images.iterator(chunk_size=50):
         try:
             data = image_read(image)
@@ -169,11 +178,38 @@ def _image_texts(trajectory: Trajectory) -> Iterator[tuple[int | None, str, str,
             )
             continue
         text = ocr.read_text(data, timeout=settings.TRAJHUB_OCR_TIMEOUT)
+        if read is not None:
+            read.append(image.sha256)
         if text.strip():
             yield None, f"{IMAGE_PATH}{image.sha256}", text, None
 
 
-def _find(scanner: scanners.Scanner, trajectory: Trajectory) -> list[_Located]:
+def _record_ocr(read: list[str], found: list[_Located], version: str) -> None:
+    """Each image read: the scan version and how many findings its text had (releases take
+    only the clean ones, apps.datasets.selectors.image_releasable)."""
+    if not read:
+        return
+    per_image = Counter(
+        located.path[len(IMAGE_PATH) :] for located in found if located.path.startswith(IMAGE_PATH)
+    )
+    clean = [sha for sha in read if not per_image.get(sha)]
+    Image.objects.filter(sha256__in=clean).update(ocr_version=version, ocr_findings=0)
+    for sha, count in per_image.items():
+        Image.objects.filter(sha256=sha).update(ocr_version=version, ocr_findings=count)
+
+
+def _dropped_images(pk: int) -> list[str]:
+    """sha256 of the trajectory's images a moderator dropped (Trajectory.dropped_images)."""
+    return sorted(
+        Image.objects.filter(
+            trajectory_links__trajectory_id=pk, dropped_at__isnull=False
+        ).values_list("sha256", flat=True)
+    )
+
+
+def _find(
+    scanner: scanners.Scanner, trajectory: Trajectory, read: list[str] | None = None
+) -> list[_Located]:
     found: list[_Located] = []
     batch: list[tuple[int | None, str, str, str | None]] = []
     cut: list[tuple[int | None, str, str]] = []
@@ -193,7 +229,7 @@ def _find(scanner: scanners.Scanner, trajectory: Trajectory) -> list[_Located]:
                     found.append(_Located(position, path, pair))
         batch.clear()
 
-    for entry in _entries(trajectory):
+    for entry in _entries(trajectory, read):
         text = entry[2]
         if len(text) < 6 or text.startswith(_SKIPPED_PREFIXES):
             continue
@@ -329,9 +365,11 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         return ScanResult(trajectory_id=pk, review_state="", stale=True)
     snapshot = {name: getattr(trajectory, name) for name in _SNAPSHOT_FIELDS}
     previous_redactions = dict(trajectory.redactions or {})
+    previous_dropped = list(trajectory.dropped_images or [])
     scanner = scanner_from_settings()
     version = scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
-    found = _find(scanner, trajectory)
+    read: list[str] = []  # images OCR read
+    found = _find(scanner, trajectory, read)
     counts = dict(Counter(located.detection.kind for located in found))
     redactions = _placeholders(found, trajectory.redactions or {})
     redactions.update(_manual_placeholders(pk, redactions, previous_redactions))
@@ -368,6 +406,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             )
         Finding.objects.filter(trajectory_id=pk).delete()
         Finding.objects.bulk_create(rows, batch_size=500)
+        _record_ocr(read, found, version)
+        dropped = _dropped_images(pk)
         changed = False
         state = current.review_state
         if state == ReviewState.PENDING:
@@ -377,6 +417,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             now = timezone.now()
             update: dict[str, Any] = {
                 "redactions": redactions,
+                "dropped_images": dropped,
                 "review_state": decision,
                 "scan_version": version,
                 "scanned_at": now,
@@ -407,14 +448,17 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
                     _notify_held(current, counts)
         if not changed:
             Trajectory.objects.filter(pk=pk).update(
-                redactions=redactions, scan_version=version, scanned_at=timezone.now()
+                redactions=redactions,
+                dropped_images=dropped,
+                scan_version=version,
+                scanned_at=timezone.now(),
             )
             if state == ReviewState.APPROVED and _new_secrets(found, previous_redactions):
                 # A rescan (newer rules) found a secret the scan that approved it had not: it
                 # stays redacted, and a moderator looks again.
                 if _hold_after_rescan(current, counts):
                     changed, state = True, ReviewState.HELD
-        if changed or redactions != previous_redactions:
+        if changed or redactions != previous_redactions or dropped != previous_dropped:
             # Approved (enters public() if public), held, or shown with other placeholders.
             announce_public_change([pk])
     trajectory.refresh_from_db(fields=["review_state", "redactions", "published_at"])
@@ -611,15 +655,24 @@ MIN_REDACTION_CHARS = 6
 
 
 def trajectory_redact_approve(
-    *, trajectory: Trajectory, moderator: User, values: list[str], note: str = ""
+    *,
+    trajectory: Trajectory,
+    moderator: User,
+    values: Sequence[str] = (),
+    note: str = "",
+    drop_images: Sequence[str] = (),
 ) -> Trajectory:
     """Redact values the scan missed (each gets a `<REDACTED_n>` placeholder on every public
-    surface, kept across rescans), rescan so every derived text follows, then approve."""
+    surface, kept across rescans) and drop the images given (sha256: `image_drop`), rescan so
+    every derived text follows, then approve."""
     from apps.moderation.models import ManualRedaction
 
     if not getattr(moderator, "is_moderator", False):
         raise PermissionDenied("only moderators can review trajectories")
     wanted = list(dict.fromkeys(value.strip() for value in values if value.strip()))
+    drops = list(dict.fromkeys(sha.strip() for sha in drop_images if sha.strip()))
+    if not wanted and not drops:
+        raise ModerationError("give the values to redact or the images to drop")
     short = [value for value in wanted if len(value) < MIN_REDACTION_CHARS]
     if short:
         raise ModerationError(
@@ -632,6 +685,20 @@ def trajectory_redact_approve(
         return _moderate(
             trajectory=trajectory, moderator=moderator, note=note, to=ReviewState.APPROVED
         )
+    known = set(
+        Image.objects.filter(
+            trajectory_links__trajectory_id=trajectory.pk, sha256__in=drops
+        ).values_list("sha256", flat=True)
+    )
+    if len(known) != len(drops):
+        raise ModerationError("this trajectory has no such image")
+    for sha in drops:
+        try:
+            image_drop(trajectory=trajectory, moderator=moderator, sha256=sha, note=note)
+        except ModerationError:
+            # Dropped meanwhile (by another moderator, in another trajectory): what was wanted.
+            if not Image.objects.filter(sha256=sha, dropped_at__isnull=False).exists():
+                raise
     existing = set(
         ManualRedaction.objects.filter(trajectory=trajectory).values_list("value", flat=True)
     )
@@ -655,8 +722,66 @@ def trajectory_redact_approve(
         note=note,
         to=ReviewState.APPROVED,
         action=AuditAction.REDACTED_APPROVED,
-        details={"redacted_values": len(wanted)},
+        details={"redacted_values": len(wanted), "dropped_images": len(drops)},
     )
+
+
+def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: str = "") -> Image:
+    """Drop an image of `trajectory` (it shows a secret): from now on everyone but the owner and
+    moderators gets a placeholder for it, on the page, the image endpoints, the API, every
+    export and in releases, and its OCR findings no longer hold the trajectory.
+
+    The drop is on the image, not on the link: images are content-addressed, so the same bytes
+    (and the same secret) are dropped in every trajectory that refers to them. Each of those
+    lists it in `dropped_images` (what the surfaces read), written here under the row lock so a
+    scan finishing at the same moment cannot write an older list over it. Dropping twice is
+    refused (nothing to do), so the audit log has one entry per image.
+    """
+    from apps.moderation.claims import claim_blocking
+
+    if not getattr(moderator, "is_moderator", False):
+        raise PermissionDenied("only moderators can drop images")
+    blocking = claim_blocking(trajectory=trajectory, moderator=moderator)
+    if blocking is not None:
+        raise ModerationError(blocking.describe())
+    image = Image.objects.filter(
+        sha256=sha256, trajectory_links__trajectory_id=trajectory.pk
+    ).first()
+    if image is None:
+        raise ModerationError("this trajectory has no such image")
+    with transaction.atomic():
+        now = timezone.now()
+        if Image.objects.filter(pk=image.pk, dropped_at__isnull=True).update(dropped_at=now) != 1:
+            raise ModerationError("that image was dropped already")
+        linked = list(
+            Trajectory.objects.select_for_update()
+            .filter(image_links__image_id=image.pk)
+            .order_by("pk")
+            .values_list("pk", "dropped_images")
+        )
+        for pk, dropped in linked:
+            listed = sorted({*(dropped or []), image.sha256})
+            Trajectory.objects.filter(pk=pk).update(dropped_images=listed)
+        # Its findings pointed at something no one else can see any more; a rescan skips it.
+        Finding.objects.filter(
+            trajectory_id__in=[pk for pk, _ in linked], path=f"{IMAGE_PATH}{image.sha256}"
+        ).delete()
+        audit_record(
+            action=AuditAction.IMAGE_DROPPED,
+            share_id=trajectory.share_id,
+            actor=moderator,
+            actor_kind=reviewer_kind(moderator),
+            reason=note,
+            details={
+                "image": image.sha256,
+                "also_in_trajectories": len(linked) - 1,
+                "state": trajectory.review_state,
+            },
+        )
+        announce_public_change([pk for pk, _ in linked])
+    image.dropped_at = now
+    trajectory.dropped_images = sorted({*(trajectory.dropped_images or []), image.sha256})
+    return image
 
 
 def trajectory_deleted_record(

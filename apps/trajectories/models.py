@@ -88,6 +88,10 @@ class Trajectory(models.Model):
     # they change, the rescan sweep scans public trajectories again.
     scan_version = models.CharField(max_length=100, blank=True, db_index=True)
     scanned_at = models.DateTimeField(null=True, blank=True)
+    # sha256 of the images a moderator dropped (Image.dropped_at), kept here by the moderation
+    # services so that every surface knows without another query: everyone but the owner and
+    # moderators sees "trajhub-image:removed" in their place.
+    dropped_images = models.JSONField(default=list, blank=True)
 
     num_events = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
@@ -119,6 +123,7 @@ class Trajectory(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name_plural = "trajectories"
         indexes = [
             models.Index(
                 fields=["visibility", "review_state", "-created_at"], name="traj_public_recent"
@@ -261,6 +266,14 @@ class Image(models.Model):
     size = models.PositiveIntegerField()
     path = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A moderator dropped it (it shows a secret): a placeholder on every surface but the owner's
+    # and moderators' own view, and in releases. Content-addressed, so the same bytes, and the
+    # same secret, are dropped in every trajectory that refers to them.
+    dropped_at = models.DateTimeField(null=True, blank=True)
+    # The scan version the OCR scan of these bytes ran with ("": never OCR-scanned) and how many
+    # findings it made: releases take only images scanned and found clean.
+    ocr_version = models.CharField(max_length=100, blank=True)
+    ocr_findings = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return self.sha256[:12]

@@ -3,6 +3,7 @@ use Django admin (staff + the "moderators" group)."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -57,3 +58,20 @@ def admin_moderator(django_user_model):
     )
     user.groups.add(Group.objects.get(name="moderators"))
     return user
+
+
+SEEN = re.compile(r'<input type="hidden" name="seen-(\d+)" value="([^"]*)"')
+
+
+def bulk(client, url: str, action: str, rows, **data: Any):
+    """A bulk action as a moderator sends it: the list page first (it carries each row's state
+    token in a hidden field), then the action on the rows ticked, with the tokens the list
+    showed for them."""
+    page = client.get(url)
+    assert page.status_code == 200
+    tokens = dict(SEEN.findall(page.content.decode()))
+    ids = [row.pk for row in rows]
+    post = {"action": action, "_selected_action": ids, **data}
+    post.update({f"seen-{pk}": tokens[str(pk)] for pk in ids if str(pk) in tokens})
+    follow = post.pop("follow", False)
+    return client.post(url, post, follow=follow)

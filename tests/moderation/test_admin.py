@@ -13,7 +13,7 @@ from apps.moderation.models import AuditEntry
 from apps.moderation.services import trajectory_scan
 from apps.trajectories.models import Event, Tombstone, Trajectory
 from tests.moderation import samples as s
-from tests.moderation.conftest import make_trajectory
+from tests.moderation.conftest import bulk, make_trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -138,9 +138,12 @@ def test_admin_actions_change_state_through_the_services(admin_moderator, action
     trajectory = held_trajectory()
     if start == "approved":
         Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")
-    response = logged_in(admin_moderator).post(
+    response = bulk(
+        logged_in(admin_moderator),
         reverse(CHANGELIST),
-        {"action": action, "_selected_action": [trajectory.pk], "reason": "looked at it"},
+        action,
+        [trajectory],
+        reason="looked at it",
         follow=True,
     )
     assert response.status_code == 200
@@ -151,8 +154,8 @@ def test_admin_actions_change_state_through_the_services(admin_moderator, action
 
 def test_refused_action_is_reported_and_changes_nothing(admin_moderator):
     trajectory = make_trajectory(events=["ls"])  # pending: not scanned yet
-    response = logged_in(admin_moderator).post(
-        reverse(CHANGELIST), {"action": "approve", "_selected_action": [trajectory.pk]}, follow=True
+    response = bulk(
+        logged_in(admin_moderator), reverse(CHANGELIST), "approve", [trajectory], follow=True
     )
     assert b"not scanned yet" in response.content
     assert Trajectory.objects.get(pk=trajectory.pk).review_state == "pending"

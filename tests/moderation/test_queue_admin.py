@@ -21,7 +21,7 @@ from apps.moderation.receivers import MODERATOR_PERMISSIONS
 from apps.moderation.services import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation import samples as s
-from tests.moderation.conftest import make_trajectory
+from tests.moderation.conftest import SEEN, bulk, make_trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -232,18 +232,65 @@ def test_a_claim_shows_and_keeps_others_off(admin_moderator, second_moderator):
 def test_bulk_reject_with_a_reason_and_bulk_redact_and_approve(admin_moderator):
     first, second = held(), held()
     client = logged_in(admin_moderator)
-    client.post(
-        reverse(QUEUE),
-        {"action": "reject", "_selected_action": [first.pk], "reason": "live keys"},
-    )
+    bulk(client, reverse(QUEUE), "reject", [first], reason="live keys")
     assert Trajectory.objects.get(pk=first.pk).review_state == "rejected"
     assert AuditEntry.objects.get(share_id=first.share_id, action="rejected").reason == "live keys"
-    client.post(
-        reverse(QUEUE),
-        {"action": "redact_approve", "_selected_action": [second.pk], "redact": "export OPENAI"},
-    )
+    bulk(client, reverse(QUEUE), "redact_approve", [second], redact="export OPENAI")
     second.refresh_from_db()
     assert second.review_state == "approved" and "export OPENAI" in second.redactions
+
+
+@pytest.mark.parametrize("action", ["approve", "reject", "hide"])
+def test_bulk_decisions_skip_rows_that_changed_since_the_list_was_shown(
+    admin_moderator, second_moderator, action
+):
+    """The list carries each row's state token; a row another moderator decided, or whose
+    content changed, after the list was shown is skipped and named in the message."""
+    start = "approved" if action == "hide" else "held"
+    rows = [held(), held(), held()]
+    for row in rows:
+        Trajectory.objects.filter(pk=row.pk).update(review_state=start)
+    client = logged_in(admin_moderator)
+    # Approved ones are not in the queue: the trajectory list shows them (same actions).
+    url = reverse(QUEUE) if start == "held" else reverse("admin:trajectories_trajectory_changelist")
+    tokens = dict(SEEN.findall(client.get(url).content.decode()))
+    assert {str(row.pk) for row in rows} <= set(tokens)
+    decided, changed, untouched = rows
+    # Meanwhile: another moderator decides one, and the third is re-shared with new content.
+    other = {"approve": "rejected", "reject": "approved", "hide": "hidden"}[action]
+    Trajectory.objects.filter(pk=decided.pk).update(review_state=other)
+    Trajectory.objects.get(pk=changed.pk).save()  # a content change: updated_at moves
+    response = client.post(
+        url,
+        {
+            "action": action,
+            "_selected_action": [row.pk for row in rows],
+            "reason": "looked at the list",
+            **{f"seen-{row.pk}": tokens[str(row.pk)] for row in rows},
+        },
+        follow=True,
+    )
+    text = response.content.decode()
+    end = {"approve": "approved", "reject": "rejected", "hide": "hidden"}[action]
+    assert Trajectory.objects.get(pk=untouched.pk).review_state == end
+    assert Trajectory.objects.get(pk=decided.pk).review_state == other
+    assert Trajectory.objects.get(pk=changed.pk).review_state == start
+    assert "1 trajectories" in text
+    said = f"Skipped {decided.share_id[:12]}: changed since you saw the list (it was {start}, "
+    assert said + f"it is now {other}); nothing was done" in text
+    assert f"Skipped {changed.share_id[:12]}: changed since you saw the list (its content" in text
+    actions = AuditEntry.objects.filter(actor=admin_moderator).values_list("share_id", flat=True)
+    assert list(actions) == [untouched.share_id]
+
+
+def test_bulk_decisions_refuse_rows_the_list_did_not_show(admin_moderator):
+    """No token (a "select all" over other pages, a forged post): nothing is done to the row."""
+    row = held()
+    response = logged_in(admin_moderator).post(
+        reverse(QUEUE), {"action": "approve", "_selected_action": [row.pk]}, follow=True
+    )
+    assert f"Skipped {row.share_id[:12]}: not on the list you saw" in response.content.decode()
+    assert Trajectory.objects.get(pk=row.pk).review_state == "held"
 
 
 def test_takedown_and_appeal_decisions_on_the_items_page(admin_moderator):
@@ -329,8 +376,8 @@ def test_redact_and_approve_never_approves_without_the_redaction(admin_moderator
     trajectory = held(title="deploy with hunter2-corp-password")
     real_find = services._find
 
-    def find_then_change(scanner, t):
-        found = real_find(scanner, t)
+    def find_then_change(scanner, t, *args):
+        found = real_find(scanner, t, *args)
         Trajectory.objects.filter(pk=t.pk).update(chain_fingerprint="changed meanwhile")
         return found
 

@@ -190,8 +190,8 @@ def test_stale_scan_writes_nothing(monkeypatch):
     trajectory = make_trajectory(events=["ls"])
     real_find = services._find
 
-    def find_then_change(scanner, t):
-        found = real_find(scanner, t)
+    def find_then_change(scanner, t, *args):
+        found = real_find(scanner, t, *args)
         Trajectory.objects.filter(pk=t.pk).update(num_events=2, chain_fingerprint="new")
         return found
 

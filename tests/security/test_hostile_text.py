@@ -24,6 +24,7 @@ from apps.accounts.models import User
 from apps.trajectories.models import Event, Image, Tombstone, Trajectory
 from apps.trajectories.services import ShareOptions, trajectory_ingest
 from tests.security.html_check import Page, check
+from tests.security.world import purge_audit_entries
 
 pytestmark = pytest.mark.django_db
 
@@ -178,7 +179,7 @@ def hostile(django_db_setup, django_db_blocker):
             Trajectory.objects.filter(pk=trajectory.pk).delete()
             Image.objects.filter(trajectory_links__isnull=True).delete()
             Tombstone.objects.filter(share_id=trajectory.share_id).delete()
-            # Audit entries stay: the log is append-only.
+            purge_audit_entries([trajectory.share_id])
             User.objects.filter(pk__in=[owner.pk, staff.pk]).delete()
 
 

@@ -562,14 +562,22 @@ class TrajectoryImageView(JsonApiView):
         responses={
             (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY),
             404: ErrorOutputSerializer,
+            410: OpenApiResponse(
+                ErrorOutputSerializer,
+                description="A moderator removed this image (it showed a secret); only the "
+                "owner and moderators still get it.",
+            ),
         },
     )
     def get(self, request: Request, share_id: str, sha256: str) -> HttpResponse:
-        trajectory = selectors.trajectory_get_visible(share_id, _user(request))
+        user = _user(request)
+        trajectory = selectors.trajectory_get_visible(share_id, user)
         image = selectors.image_of(trajectory, sha256)
         if image is None or image.content_type not in SAFE_IMAGE_TYPES:
             # Never anything a browser could run (SVG, HTML) from our origin.
             raise Http404("no such image in this trajectory")
+        if image.dropped_at is not None and not selectors.can_manage(trajectory, user):
+            raise ApiError("image removed by a moderator", "sha256", status_code=410)
         response = HttpResponse(services.image_read(image), content_type=image.content_type)
         response["Cache-Control"] = "private, max-age=3600"
         return response

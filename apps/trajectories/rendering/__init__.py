@@ -15,7 +15,6 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import formats, openhands
 from apps.trajectories.rendering import text as t
 from apps.trajectories.rendering.cards import (
@@ -97,9 +96,7 @@ def present_event(event: Any, ctx: ViewContext) -> Card:
 
 def event_json_html(event: Any, ctx: ViewContext) -> SafeString:
     """The event's original fields as escaped, pretty JSON (images as references)."""
-    data = event.data
+    data = ctx.visitor_data(event.data)
     marks = ctx.marks
-    if not marks.show_original and marks.active:
-        data = redact_data(data, marks.plain)
     text = pretty_json(data, hide_secrets=not marks.show_original)
     return mark_safe(f'<pre class="json">{t.finish(t.escape(marks.mark(text)))}</pre>')

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.trajectories.dropped import IMAGE_REMOVED, image_dropper
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
 
@@ -34,6 +35,26 @@ class ViewContext:
     marks: t.Marks
     started_at: datetime | None = None
     full_block: int | None = None  # render this block unclipped (the "show all" fragment)
+    # Trajectory.dropped_images: references to them become IMAGE_REMOVED for visitors.
+    dropped_images: frozenset[str] = frozenset()
+
+    def visitor_data(self, data: Any) -> Any:
+        """Event data as a visitor may see it: dropped images' references replaced, then the
+        redactions applied (structurally, keys included). Originals for owner and moderators."""
+        if self.marks.show_original:
+            return data
+        if self.dropped_images:
+            data = redact_data(data, image_dropper(self.dropped_images))
+        if self.marks.active:
+            data = redact_data(data, self.marks.plain)
+        return data
+
+    def visitor_text(self, text: str) -> str:
+        if self.marks.show_original:
+            return text
+        if self.dropped_images:
+            text = image_dropper(self.dropped_images)(text)
+        return self.marks.plain(text)
 
     @property
     def image_base(self) -> str:
@@ -110,8 +131,16 @@ def content_text(value: Any) -> str:
     return as_str(value)
 
 
+# What visitors see where a moderator dropped an image (our words, no event text).
+REMOVED_HTML = (
+    '<div class="shot-removed" role="img" aria-label="Image removed by a moderator">'
+    "<span>Image removed by a moderator</span></div>"
+)
+
+
 def image_refs(*values: Any) -> tuple[list[str], int]:
-    """(sha256 of every stored-image reference, count of images that were not stored)."""
+    """(sha256 of every stored-image reference, count of images that were not stored). An image
+    a moderator removed is listed as IMAGE_REMOVED, once per occurrence."""
     found: list[str] = []
     missing = 0
     stack = list(values)
@@ -122,6 +151,8 @@ def image_refs(*values: Any) -> tuple[list[str], int]:
             if match:
                 if match.group(1) not in found:
                     found.append(match.group(1))
+            elif value == IMAGE_REMOVED:
+                found.append(value)
             elif value.startswith("data:image/"):
                 missing += 1
         elif isinstance(value, list):
@@ -206,12 +237,9 @@ class CardBuilder:
         self.ctx = ctx
         self.event = event
         data = event.data if isinstance(event.data, dict) else {"value": event.data}
-        marks = ctx.marks
-        if not marks.show_original and marks.active:
-            # Structurally, keys included, before anything is taken out of it.
-            data = redact_data(data, marks.plain)
-        self.data: dict[str, Any] = data
-        self.text: str = marks.plain(getattr(event, "text", "") or "")
+        # Structurally, keys included, before anything is taken out of it.
+        self.data: dict[str, Any] = ctx.visitor_data(data)
+        self.text: str = ctx.visitor_text(getattr(event, "text", "") or "")
         self.card = Card(
             step=event.position + 1,
             position=event.position,
@@ -388,8 +416,20 @@ class CardBuilder:
         alt_text = t.escape(self.ctx.marks.plain(alt))
         items = []
         for number, sha in enumerate(shas, start=1):
+            if sha == IMAGE_REMOVED:
+                items.append(REMOVED_HTML)
+                continue
             url = f"{self.ctx.image_base}{sha}"
             suffix = f" ({number})" if len(shas) > 1 else ""
+            if sha in self.ctx.dropped_images:
+                # Only the owner and moderators get here (visitors got IMAGE_REMOVED).
+                items.append(
+                    f'<figure class="shot-dropped"><a class="shot" href="{url}"><img src="{url}" '
+                    f'alt="{alt_text}{suffix}" loading="lazy" decoding="async"></a>'
+                    "<figcaption>Removed by a moderator: only you and moderators see it; "
+                    "everyone else sees a placeholder.</figcaption></figure>"
+                )
+                continue
             items.append(
                 f'<a class="shot" href="{url}"><img src="{url}" alt="{alt_text}{suffix}" '
                 f'loading="lazy" decoding="async"></a>'

@@ -28,7 +28,7 @@ BROWSER_NOISE = {
     "last_browser_action_error",
     "filter_visible_only",
 }
-INLINE_IMAGE = re.compile(r"!\[[^\]]*\]\((?:data:[^)]*|trajhub-image:[0-9a-f]{64})\)")
+INLINE_IMAGE = re.compile(r"!\[[^\]]*\]\((?:data:[^)]*|trajhub-image:(?:[0-9a-f]{64}|removed))\)")
 
 
 def args_of(data: dict, key: str) -> dict:

@@ -4,6 +4,7 @@ conversation offered the model. Safe HTML, redacted for visitors like the cards.
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 from django.utils.safestring import SafeString, mark_safe
@@ -41,7 +42,7 @@ def result_html(result: RunResult, ctx: ViewContext) -> SafeString:
     if not result:
         return mark_safe("")
     # The patch is rendered whole (up to the "full text" limits): it is the point of the card.
-    full = ViewContext(share_id=ctx.share_id, marks=ctx.marks, started_at=None, full_block=0)
+    full = dataclasses.replace(ctx, started_at=None, full_block=0)
     placeholder = SimpleNamespace(
         data={},
         text="",

@@ -296,6 +296,8 @@ def _render_image(self, tokens, idx, options, env):
     token = tokens[idx]
     src = token.attrGet("src") or ""
     alt = self.renderInlineAsText(token.children or [], options, env)
+    if src == "trajhub-image:removed":  # dropped.IMAGE_REMOVED: a moderator dropped it
+        return "<em>[image removed by a moderator]</em>"
     found = IMAGE_REF.match(src)
     if found and env.get("image_base"):
         return (

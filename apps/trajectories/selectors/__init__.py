@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.trajectories import exporters
+from apps.trajectories.dropped import chain, image_dropper
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Event, EventRow, Image, Trajectory
 from apps.trajectories.redaction import Redact, identity, redact_data, redactor
@@ -100,10 +101,11 @@ def trajectory_search(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
 
 
 def redactor_for(trajectory: Trajectory, user: User | None) -> Redact:
-    """Identity for the owner and moderators; the trajectory's redactions for everyone else."""
+    """Identity for the owner and moderators; for everyone else the trajectory's redactions,
+    and references to the images a moderator dropped replaced by a placeholder."""
     if can_manage(trajectory, user):
         return identity
-    return redactor(trajectory.redactions)
+    return chain(image_dropper(trajectory.dropped_images), redactor(trajectory.redactions))
 
 
 @dataclass

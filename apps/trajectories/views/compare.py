@@ -17,7 +17,8 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
-from apps.trajectories.redaction import redact_data
+from apps.trajectories.dropped import image_dropper
+from apps.trajectories.redaction import Redact, identity, redact_data
 from apps.trajectories.rendering import Marks
 from apps.trajectories.rendering import text as t
 from apps.trajectories.results import run_result
@@ -52,10 +53,17 @@ def _marks(access: Access) -> Marks:
     return Marks(access.trajectory.redactions, show_original=access.show_original)
 
 
-def _cell(step: Step | None, marks: Marks, base: str) -> str:
+def _drop(access: Access) -> Redact:
+    """References to images a moderator dropped, replaced for visitors (dropped.py)."""
+    if access.show_original:
+        return identity
+    return image_dropper(access.trajectory.dropped_images)
+
+
+def _cell(step: Step | None, marks: Marks, base: str, drop: Redact = identity) -> str:
     if step is None:
         return '<td class="cmp-n"></td><td class="cmp-gap">—</td>'
-    text = step.summary
+    text = drop(step.summary)
     if len(text) > SHOWN_CHARS:
         text = text[: SHOWN_CHARS - 1] + "…"
     return (
@@ -69,10 +77,11 @@ def _rows_html(rows: list[Row], a: Access, b: Access) -> SafeString:
     # Built in Python, like the viewer's cards: hundreds of rows per request.
     marks_a, marks_b = _marks(a), _marks(b)
     base_a, base_b = a.trajectory.get_absolute_url(), b.trajectory.get_absolute_url()
+    drop_a, drop_b = _drop(a), _drop(b)
     return mark_safe(
         "".join(
-            f'<tr class="cmp-{row.status}">{_cell(row.a, marks_a, base_a)}'
-            f"{_cell(row.b, marks_b, base_b)}</tr>"
+            f'<tr class="cmp-{row.status}">{_cell(row.a, marks_a, base_a, drop_a)}'
+            f"{_cell(row.b, marks_b, base_b, drop_b)}</tr>"
             for row in rows
         )
     )

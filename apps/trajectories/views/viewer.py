@@ -8,6 +8,7 @@ through the same chunks. Anything the caller may not see is a 404, whatever the 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -68,6 +69,7 @@ def _context(access: Access) -> ViewContext:
         share_id=trajectory.share_id,
         marks=Marks(trajectory.redactions, show_original=access.show_original),
         started_at=trajectory.started_at,
+        dropped_images=frozenset(trajectory.dropped_images or ()),
     )
 
 
@@ -313,9 +315,7 @@ def trajectory_event_block(
     access = trajectory_access(request, share_id)
     event = event_at(access.trajectory, _step_position(step))
     ctx = _context(access)
-    full = ViewContext(
-        share_id=ctx.share_id, marks=ctx.marks, started_at=ctx.started_at, full_block=index
-    )
+    full = dataclasses.replace(ctx, full_block=index)
     card = present_event(event, full)
     if index >= len(card.blocks):
         raise Http404("no such block")
@@ -340,6 +340,12 @@ def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpRe
     access = trajectory_access(request, share_id)
     # Only raster types (selectors/viewer.py SAFE_IMAGE_TYPES): never SVG or HTML from our origin.
     image = image_for(access.trajectory, sha256)
+    if image.dropped_at is not None and not access.show_original:
+        # A moderator dropped it (it shows a secret): gone for everyone but owner and moderators.
+        return _private_headers(
+            HttpResponse("Image removed by a moderator.", status=410, content_type="text/plain"),
+            access,
+        )
     try:
         handle = storages["default"].open(image.path, "rb")
     except (FileNotFoundError, OSError):

@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group
 from apps.moderation.models import AuditEntry, Report
 from apps.moderation.services import trajectory_scan
 from apps.trajectories.models import Trajectory
+from tests.browser.conftest import SCREENSHOTS
 from tests.moderation import samples as s
 from tests.moderation.conftest import make_trajectory
 
@@ -63,3 +64,69 @@ def test_a_moderator_decides_on_the_items_page(browser_page, browser_login, djan
     entry = AuditEntry.objects.get(share_id=trajectory.share_id, action="rejected")
     assert entry.actor_username == "mod-browser"
     assert_quiet(browser_page)
+
+
+def test_a_dropped_screenshot_shows_a_placeholder_in_the_viewer(browser_page, browser_login, owner):
+    """A moderator dropped the screenshot (its OCR found a key): a visitor sees "Image removed
+    by a moderator" in its place and the image link answers 410; the owner still sees it,
+    marked as removed for everyone else."""
+    from apps.moderation.services import image_drop
+    from apps.trajectories.models import Event
+    from tests.moderation.test_ocr import attach, screenshot
+
+    trajectory = make_trajectory(
+        events=["Open my tokens page"], title="Look at my tokens page", owner=owner
+    )
+    image = attach(trajectory, screenshot("Personal access tokens", "token ghp_..."))
+    Event.objects.create(
+        trajectory=trajectory,
+        position=1,
+        source="environment",
+        kind="observation",
+        type="browse",
+        text="Personal access tokens",
+        data={
+            "observation": "browse",
+            "content": "Personal access tokens",
+            "extras": {
+                "url": "https://github.com/settings/tokens",
+                "screenshot": f"trajhub-image:{image.sha256}",
+            },
+        },
+    )
+    Trajectory.objects.filter(pk=trajectory.pk).update(num_events=2)
+    trajectory_scan(trajectory=trajectory)
+    moderator = owner.__class__.objects.create_user("mod-dropper", is_staff=True)
+    moderator.groups.add(Group.objects.get_or_create(name="moderators")[0])
+    image_drop(trajectory=trajectory, moderator=moderator, sha256=image.sha256)
+    assert Trajectory.objects.get(pk=trajectory.pk).is_public
+
+    browser_page.goto(trajectory.get_absolute_url())
+    placeholder = browser_page.page.get_by_role("img", name="Image removed by a moderator")
+    placeholder.scroll_into_view_if_needed()
+    assert placeholder.is_visible()
+    box = placeholder.bounding_box()
+    assert box["width"] > 300 and box["height"] > 150  # the screenshot's place, not a line
+    assert browser_page.page.locator(f'img[src*="{image.sha256}"]').count() == 0
+    browser_page.screenshot("moderation-dropped-image-visitor", full_page=True)
+    gone = browser_page.page.request.get(
+        browser_page.base_url + f"/t/{trajectory.share_id}/images/{image.sha256}"
+    )
+    assert gone.status == 410
+    assert_quiet(browser_page)
+
+    owners = browser_page.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        browser_login(owners, owner)
+        page = owners.new_page()
+        page.goto(browser_page.base_url + trajectory.get_absolute_url())
+        shown = page.locator(f'img[src*="{image.sha256}"]')
+        shown.scroll_into_view_if_needed()
+        assert shown.is_visible() and shown.evaluate("img => img.naturalWidth") > 0
+        assert "only you and moderators see it" in page.locator(".shot-dropped").inner_text()
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(
+            path=str(SCREENSHOTS / "moderation-dropped-image-owner.png"), full_page=True
+        )
+    finally:
+        owners.close()

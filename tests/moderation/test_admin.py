@@ -196,3 +196,8 @@ def test_grant_moderator_command_makes_staff_and_group_member(django_user_model)
     call_command("grant_moderator", "newmod", "--revoke")
     user.refresh_from_db()
     assert not user.is_staff and not user.groups.filter(name="moderators").exists()
+
+
+def test_the_admin_names_trajectories_in_the_plural(admin_moderator):
+    page = logged_in(admin_moderator).get(reverse("admin:index")).content.decode()
+    assert ">Trajectories<" in page and "Trajectorys" not in page

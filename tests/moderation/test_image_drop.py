@@ -339,3 +339,30 @@ def test_drop_from_the_review_page_without_approving(admin_mod):
     assert "others see a placeholder" in page and f'name="drop" value="{image.sha256}"' not in page
     nothing = client.post(review, {"decision": "drop_images", "seen_state": "held"}, follow=True)
     assert "tick the images to drop" in nothing.content.decode()
+
+
+def test_an_ocr_read_that_timed_out_does_not_count_as_clean(settings, monkeypatch):
+    """tesseract's timeout gives "" like a picture without text: such an image stays unread,
+    so releases keep it out (with OCR on) instead of taking it as clean."""
+    import time
+
+    from apps.moderation.scanning import ocr
+
+    settings.TRAJHUB_OCR = True
+    settings.TRAJHUB_OCR_TIMEOUT = 0.05
+    monkeypatch.setattr(ocr, "available", lambda: True)
+    slow = make_trajectory(events=["one"])
+    image = attach(slow, png_of("slow"))
+
+    def timing_out(data, *, timeout):
+        time.sleep(timeout * 1.2)
+        return ""
+
+    monkeypatch.setattr(ocr, "read_text", timing_out)
+    trajectory_scan(trajectory=slow)
+    image.refresh_from_db()
+    assert image.ocr_version == "" and not release_selectors.image_releasable(image)
+    monkeypatch.setattr(ocr, "read_text", lambda data, *, timeout: "")
+    trajectory_scan(trajectory=slow)
+    image.refresh_from_db()
+    assert image.ocr_version and release_selectors.image_releasable(image)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('trajectories', '0005_scan_version'),
+        ('trajectories', '0006_compare_candidate_indexes'),
     ]
 
     operations = [

@@ -195,6 +195,8 @@ def rows() -> Iterator[Row]:
         for example in batch:
             window = example.window
             trajectory = example.trajectory
+            if window.redactions_hash != redactions_hash(trajectory.redactions):
+                continue  # redacted again since the window was cut (the receiver drops it)
             meta = {"metadata": trajectory.metadata, "source_format": trajectory.source_format}
             events = window_events(trajectory, window.start_position, window.end_position)
             yield Row(example, events, meta)

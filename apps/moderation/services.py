@@ -466,8 +466,13 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         if changed or redactions != previous_redactions or dropped != previous_dropped:
             # Approved (enters public() if public), held, or shown with other placeholders.
             announce_public_change([pk])
-    trajectory.refresh_from_db(fields=["review_state", "redactions", "published_at"])
-    if trajectory.redactions != previous_redactions:
+    trajectory.refresh_from_db(
+        fields=["review_state", "redactions", "dropped_images", "published_at"]
+    )
+    if (
+        trajectory.redactions != previous_redactions
+        or trajectory.dropped_images != previous_dropped
+    ):
         # Search must never find a trajectory by what its redactions hide.
         trajectory_search_refresh(trajectory=trajectory)
     return ScanResult(
@@ -784,6 +789,9 @@ def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: st
             },
         )
         announce_public_change([pk for pk, _ in linked])
+    for pk, _ in linked:
+        # Search snippets show the search text: the reference goes from there too.
+        trajectory_search_refresh(trajectory=Trajectory.objects.get(pk=pk))
     image.dropped_at = now
     trajectory.dropped_images = sorted({*(trajectory.dropped_images or []), image.sha256})
     return image

@@ -151,6 +151,7 @@ def test_found_held_dropped_approved_and_gone_from_every_surface(
     assert image.ocr_version and image.ocr_findings == 1
     assert not release_selectors.image_releasable(image)  # found something: never released
 
+    assert sha in Trajectory.objects.get(pk=trajectory.pk).search_text  # the message's image
     # The review item's page shows the image with what OCR found, ticked for dropping.
     moderator_page = Client()
     moderator_page.force_login(admin_mod)
@@ -173,6 +174,7 @@ def test_found_held_dropped_approved_and_gone_from_every_surface(
     assert trajectory.review_state == "approved" and trajectory.dropped_images == [sha]
     assert Image.objects.get(sha256=sha).dropped_at is not None
     assert not Finding.objects.filter(trajectory=trajectory).exists()
+    assert sha not in trajectory.search_text  # search snippets show it
     dropped = AuditEntry.objects.get(share_id=trajectory.share_id, action="image_dropped")
     assert dropped.actor_username == "drop-mod" and dropped.actor_kind == "moderator"
     assert dropped.details["image"] == sha and dropped.reason == "the screenshot shows a live token"

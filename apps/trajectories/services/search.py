@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
+from apps.trajectories.dropped import image_dropper
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.redaction import redactor
 
@@ -48,14 +49,19 @@ def _update_search_vector(trajectory: Trajectory) -> None:
 @transaction.atomic
 def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
     """Rebuild search_text (and the PostgreSQL search vector) from the title and event texts
-    with the trajectory's current redactions applied. Call it after changing `redactions`."""
+    with the trajectory's current redactions applied. Call it after changing `redactions` or
+    `dropped_images`."""
     texts = (
         Event.objects.filter(trajectory=trajectory)
         .order_by("position")
         .values_list("text", flat=True)
         .iterator(chunk_size=500)
     )
-    trajectory.search_text = _search_text(trajectory.title, texts, trajectory.redactions)
+    # Snippets of search results show this text: references to dropped images go too.
+    drop = image_dropper(trajectory.dropped_images)
+    trajectory.search_text = _search_text(
+        trajectory.title, (drop(text) for text in texts), trajectory.redactions
+    )
     Trajectory.objects.filter(pk=trajectory.pk).update(search_text=trajectory.search_text)
     _update_search_vector(trajectory)
     return trajectory

@@ -8,6 +8,7 @@ change meanwhile; if it did, the change sent its own `trajectory_stored` and a n
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import time
@@ -170,7 +171,14 @@ def _image_texts(
     images = Image.objects.filter(
         trajectory_links__trajectory_id=trajectory.pk, dropped_at__isnull=True
     ).order_by("id")
+    key = ocr_key()
     for image in images.iterator(chunk_size=50):
+        if image.ocr_version == key and not image.ocr_findings:
+            # Read clean by these rules and this allowlist already (by this or another
+            # trajectory: the bytes are the same): tesseract takes seconds per screenshot, and
+            # "redact and approve" rescans inside the moderator's request. One with findings
+            # is read again, so its findings are stored again.
+            continue
         try:
             data = image_read(image)
         except OSError:
@@ -187,6 +195,14 @@ def _image_texts(
             read.append(image.sha256)
         if text.strip():
             yield None, f"{IMAGE_PATH}{image.sha256}", text, None
+
+
+def ocr_key() -> str:
+    """What an image's OCR result depends on besides its bytes: the scan version and the
+    allowlist (Image.ocr_version)."""
+    allowlist = repr(sorted((str(k), repr(v)) for k, v in settings.TRAJHUB_SCAN_ALLOWLIST.items()))
+    digest = hashlib.sha256(allowlist.encode()).hexdigest()[:12]
+    return f"{scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)};allow-{digest}"[:100]
 
 
 def _record_ocr(read: list[str], found: list[_Located], version: str) -> None:
@@ -411,7 +427,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             )
         Finding.objects.filter(trajectory_id=pk).delete()
         Finding.objects.bulk_create(rows, batch_size=500)
-        _record_ocr(read, found, version)
+        _record_ocr(read, found, ocr_key())
         dropped = _dropped_images(pk)
         changed = False
         state = current.review_state

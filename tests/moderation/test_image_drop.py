@@ -368,3 +368,35 @@ def test_an_ocr_read_that_timed_out_does_not_count_as_clean(settings, monkeypatc
     trajectory_scan(trajectory=slow)
     image.refresh_from_db()
     assert image.ocr_version and release_selectors.image_releasable(image)
+
+
+def test_an_image_read_clean_is_not_read_again_by_the_same_rules(settings, monkeypatch):
+    """A rescan ("redact and approve" runs one inside the moderator's request) reads only what
+    it has not read clean by today's rules and allowlist; an image with findings is read again
+    so its findings are stored again; a new allowlist reads everything again."""
+    from apps.moderation.scanning import ocr
+
+    settings.TRAJHUB_OCR = True
+    monkeypatch.setattr(ocr, "available", lambda: True)
+    trajectory = make_trajectory(events=["one"])
+    clean = attach(trajectory, png_of("clean"))
+    dirty = attach(trajectory, png_of("dirty"))
+    reads: list[bytes] = []
+    texts = {clean.sha256: "Welcome to the documentation", dirty.sha256: f"token {DRAWN_TOKEN}"}
+
+    def reading(data, *, timeout):
+        reads.append(data)
+        return texts[hashlib.sha256(data).hexdigest()]
+
+    monkeypatch.setattr(ocr, "read_text", reading)
+    assert trajectory_scan(trajectory=trajectory).counts == {"github_token": 1}
+    assert len(reads) == 2
+    reads.clear()
+    again = trajectory_scan(trajectory=trajectory)
+    assert again.counts == {"github_token": 1}  # the dirty one's finding is stored again
+    assert [hashlib.sha256(data).hexdigest() for data in reads] == [dirty.sha256]
+    assert Finding.objects.get(trajectory=trajectory).path == f"image:{dirty.sha256}"
+    reads.clear()
+    settings.TRAJHUB_SCAN_ALLOWLIST = {"domains": ["docs.example.org"], "values": []}
+    trajectory_scan(trajectory=trajectory)
+    assert len(reads) == 2

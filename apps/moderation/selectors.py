@@ -132,6 +132,8 @@ def findings_in_context(trajectory: Trajectory, limit: int = FINDINGS_SHOWN) -> 
         text = _at_path(root, finding.path)
         where = "trajectory" if finding.position is None else f"step {finding.position + 1}"
         where = f"{where}, {finding.path}"
+        if finding.path.startswith("image:"):
+            where = f"text read (OCR) in image {finding.path[6:18]}… (see Images)"
         if text is None or finding.end > len(text):
             shown.append(FindingInContext(finding, where, "", finding.preview, ""))
             continue

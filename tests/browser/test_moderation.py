@@ -130,3 +130,52 @@ def test_a_dropped_screenshot_shows_a_placeholder_in_the_viewer(browser_page, br
         )
     finally:
         owners.close()
+
+
+def test_a_moderator_drops_an_image_on_the_items_page(browser_page, browser_login, owner):
+    """The review item's page shows the trajectory's images with what OCR found (the one with a
+    finding ticked); "Redact and approve" drops the ticked one and approves."""
+    from apps.moderation.models import Finding
+    from apps.moderation.services import IMAGE_PATH
+    from apps.trajectories.models import Image
+    from tests.moderation.test_ocr import attach, screenshot
+
+    trajectory = make_trajectory(events=["browse the tokens page"], owner=owner)
+    dirty = attach(trajectory, screenshot("Personal access tokens", "token ghp_..."))
+    clean = attach(trajectory, screenshot("Welcome to the documentation"))
+    trajectory_scan(trajectory=trajectory)
+    # What the OCR scan records (OCR is off in the test settings; test_image_drop reads for real).
+    Trajectory.objects.filter(pk=trajectory.pk).update(review_state="held")
+    Image.objects.filter(pk=dirty.pk).update(ocr_version="v", ocr_findings=1)
+    Image.objects.filter(pk=clean.pk).update(ocr_version="v")
+    Finding.objects.create(
+        trajectory=trajectory,
+        path=f"{IMAGE_PATH}{dirty.sha256}",
+        start=6,
+        end=46,
+        kind="github_token",
+        category="secret",
+        placeholder="<GITHUB_TOKEN_1>",
+        preview="ghp_…mvdY",
+    )
+    moderator = owner.__class__.objects.create_user("mod-images", is_staff=True)
+    moderator.groups.add(Group.objects.get_or_create(name="moderators")[0])
+    browser_login(browser_page.context, moderator)
+    browser_page.goto(f"/admin/moderation/queueitem/{trajectory.pk}/change/")
+    ticked = browser_page.page.get_by_label(f"Drop image {dirty.sha256[:12]}…")
+    assert ticked.is_checked()
+    assert not browser_page.page.get_by_label(f"Drop image {clean.sha256[:12]}…").is_checked()
+    thumbnail = browser_page.page.locator(f'img[src$="{dirty.sha256}"]')
+    assert thumbnail.evaluate("img => img.naturalWidth") > 0  # moderators see the original
+    assert "found: github_token" in browser_page.page.locator("table.review-images").inner_text()
+    assert f"text read (OCR) in image {dirty.sha256[:12]}" in browser_page.page.inner_text("body")
+    browser_page.screenshot("moderation-item-images", full_page=True)
+    browser_page.page.get_by_role("button", name="Redact and approve").click()
+    assert (
+        "1 image replaced by a placeholder"
+        in browser_page.page.locator("ul.messagelist").inner_text()
+    )
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "approved" and trajectory.dropped_images == [dirty.sha256]
+    assert Image.objects.get(pk=clean.pk).dropped_at is None
+    assert_quiet(browser_page)

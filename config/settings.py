@@ -461,6 +461,10 @@ TRAJHUB_RELEASE_GATE_DUPLICATES = env_bool("TRAJHUB_RELEASE_GATE_DUPLICATES", Tr
 TRAJHUB_RELEASE_GATE_BROKEN = env_bool("TRAJHUB_RELEASE_GATE_BROKEN", True)
 TRAJHUB_RELEASE_GATE_STALE_SCAN = env_bool("TRAJHUB_RELEASE_GATE_STALE_SCAN", True)
 TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = env_bool("TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED", False)
+# A trajectory of a published release deleted or made private: the removal-only build starts this
+# long after the first such change, so that many changes make one build (under the broker's
+# visibility timeout, which redelivers a delayed task held longer).
+TRAJHUB_RELEASE_REMOVAL_DELAY_SECONDS = env_int("TRAJHUB_RELEASE_REMOVAL_DELAY_SECONDS", 300)
 # 0: one task builds the whole release; N: one Celery task per N trajectories (a shard).
 TRAJHUB_RELEASE_SHARD_TASK_ROWS = env_int("TRAJHUB_RELEASE_SHARD_TASK_ROWS", 0)
 # A build split into shard tasks that has not moved for this long is taken for dead.

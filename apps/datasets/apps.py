@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class DatasetsConfig(AppConfig):
     name = "apps.datasets"
     label = "datasets"
+
+    def ready(self) -> None:
+        from apps.datasets import receivers
+        from apps.trajectories.signals import public_set_changed
+
+        # Sent after the commit of every deletion and every change of visibility or review
+        # state: a release holding such a trajectory is superseded at once.
+        public_set_changed.connect(
+            receivers.public_set_changed, dispatch_uid="datasets.public_set_changed"
+        )

@@ -32,11 +32,17 @@ class Release(models.Model):
     previous = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # Set when a later published release left out some of this one's trajectories (deleted,
-    # made private, taken out since): the page says so and points to the newest.
+    # Set as soon as one of this published release's trajectories is deleted, leaves public()
+    # or is taken out by its contributor (public_set_changed): the page and the API say so at
+    # once, and a removal-only build is queued.
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    # The later published release that left those trajectories out: the page points to the
+    # newest once there is one.
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
+    # Built only to leave out what was removed since `previous`: nothing added, nobody to tell.
+    removal_only = models.BooleanField(default=False)
     files_deleted = models.BooleanField(default=False, help_text="Superseded files taken down.")
     prefix = models.CharField(max_length=100, blank=True)
     scanner_version = models.CharField(max_length=100, blank=True)
@@ -78,6 +84,10 @@ class Release(models.Model):
     @property
     def name(self) -> str:
         return f"v{self.version}"
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.superseded_at is not None or self.superseded_by_id is not None
 
 
 class ReleaseEntry(models.Model):

@@ -30,6 +30,23 @@ def release_run() -> str:
 
 
 @shared_task(
+    name="apps.datasets.tasks.release_removals",
+    soft_time_limit=settings.TRAJHUB_RELEASE_TIME_LIMIT,
+    time_limit=settings.TRAJHUB_RELEASE_TIME_LIMIT + 300,
+    acks_late=False,
+)
+def release_removals() -> str:
+    """Queued (debounced) when a trajectory of a published release was deleted or left
+    public(): the removal-only release. Another build holding the lock: try again later."""
+    services.release_removals_started()
+    result = services.release_run(removals_only=True)
+    logger.info("release removals: %s", result.message)
+    if result.action == "busy":
+        services.release_queue_removal_build()
+    return result.action
+
+
+@shared_task(
     bind=True,
     name="apps.datasets.tasks.release_shard",
     soft_time_limit=settings.TRAJHUB_RELEASE_TIME_LIMIT,

@@ -59,6 +59,7 @@ def release_detail(request: HttpRequest, version: int) -> HttpResponse:
         {
             "release": release,
             "newest": selectors.release_latest(),
+            "in_progress": selectors.release_in_progress(),
             "files": list(selectors.release_files(release)),
             # The card is our own text, but it quotes agent and model names from uploads:
             # rendered like any untrusted Markdown (sanitized).

@@ -35,9 +35,16 @@ class ReleaseOutputSerializer(serializers.Serializer):
     num_added = serializers.SerializerMethodField()
     num_removed = serializers.SerializerMethodField()
     previous = serializers.SerializerMethodField()
-    superseded = serializers.SerializerMethodField()
+    superseded = serializers.SerializerMethodField(
+        help_text="True from the moment a trajectory in it is deleted, made private or taken out."
+    )
+    superseded_at = serializers.DateTimeField(allow_null=True)
     superseded_by = serializers.SerializerMethodField(
-        help_text="The newest release, when this one holds trajectories removed since."
+        help_text="The newest release, when this one holds trajectories removed since and a "
+        "later one without them is published (null until then: one is being built)."
+    )
+    removal_only = serializers.BooleanField(
+        help_text="Built only to leave out what was removed since the previous release."
     )
     files_deleted = serializers.BooleanField()
 
@@ -54,13 +61,13 @@ class ReleaseOutputSerializer(serializers.Serializer):
         return release.previous.version if release.previous_id and release.previous else None
 
     def get_superseded(self, release: Release) -> bool:
-        return release.superseded_by_id is not None
+        return release.is_superseded
 
     def get_superseded_by(self, release: Release) -> int | None:
         newest = self.context.get("newest")
-        if release.superseded_by_id is None:
+        if not release.is_superseded or newest is None or newest.version <= release.version:
             return None
-        return newest.version if newest is not None else None
+        return newest.version
 
 
 class ReleaseDetailOutputSerializer(ReleaseOutputSerializer):

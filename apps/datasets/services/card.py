@@ -145,13 +145,21 @@ def card_text(release: Release, files: list[WrittenFile], previous: Release | No
         f"- `{config}` ({schema.CONFIG_DIRS[config]}/): {schema.CONFIG_DESCRIPTIONS[config]}"
         for config in schema.CONFIGS
     )
-    since = (
-        f"Since {previous.name}: {len(release.added_ids)} trajectories added, "
-        f"{len(release.removed_ids)} removed (deleted by their contributors, made private, "
-        "taken out, or hidden by moderators). `manifest.json` lists both."
-        if previous is not None
-        else f"This is the first release: {len(release.added_ids)} trajectories."
-    )
+    if previous is None:
+        since = f"This is the first release: {len(release.added_ids)} trajectories."
+    elif release.removal_only:
+        since = (
+            f"A removal-only release: {previous.name} less the {len(release.removed_ids)} "
+            "trajectories deleted by their contributors, made private, taken out, or hidden by "
+            f"moderators since; nothing was added. {previous.name} is superseded by it. "
+            "`manifest.json` lists what was removed."
+        )
+    else:
+        since = (
+            f"Since {previous.name}: {len(release.added_ids)} trajectories added, "
+            f"{len(release.removed_ids)} removed (deleted by their contributors, made private, "
+            "taken out, or hidden by moderators). `manifest.json` lists both."
+        )
     contact = settings.TRAJHUB_CONTACT_EMAIL
     body = f"""# {name} {release.name}
 
@@ -262,6 +270,7 @@ def manifest(release: Release, files: list[dict], previous: Release | None, buil
         "name": release.name,
         "built_at": built_at,
         "previous_release": previous.version if previous is not None else None,
+        "removal_only": release.removal_only,
         "scanner_version": release.scanner_version,
         "num_rows": release.num_rows,
         "rows": {

@@ -48,6 +48,12 @@ def trajectory_take_out(*, trajectory: Trajectory, by: User | None) -> bool:
     """Keep a trajectory out of this and every later release until it is put back. True when
     it was in; safe to repeat."""
     _, created = OptOut.objects.get_or_create(trajectory=trajectory, defaults={"by": by})
+    if created:
+        # A published release holding it is superseded, as if it had been deleted.
+        from apps.datasets.services.changes import release_mark_superseded
+
+        pk = trajectory.pk
+        transaction.on_commit(lambda: release_mark_superseded(trajectory_ids=[pk]))
     return created
 
 

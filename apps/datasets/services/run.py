@@ -39,6 +39,7 @@ from apps.datasets.parquet import WrittenFile, sha256_of
 from apps.datasets.services import card as cards
 from apps.datasets.services import storage
 from apps.datasets.services.build import write_release_files
+from apps.datasets.services.changes import release_mark_superseded
 from apps.datasets.services.optout import optout_token
 from apps.trajectories.models import Trajectory
 
@@ -97,12 +98,19 @@ def build_lock() -> Iterator[bool]:
 
 
 def release_run(
-    *, now: datetime | None = None, force: bool = False, progress: Progress | None = None
+    *,
+    now: datetime | None = None,
+    force: bool = False,
+    removals_only: bool = False,
+    progress: Progress | None = None,
 ) -> RunResult:
-    """Publish an announced release whose opt-out window has ended; else, when a build is due
-    (TRAJHUB_RELEASE_EVERY_DAYS since the last one, or `force`), build the next release: it is
-    announced when it adds someone's trajectories for the first time (and the window is not 0
-    days), published at once otherwise. Nothing new since the last release: nothing happens."""
+    """Publish an announced release whose opt-out window has ended; else, when the newest
+    published release is superseded (a trajectory in it was deleted or left public() since),
+    build a removal-only release, which publishes at once; then, when a build is due
+    (TRAJHUB_RELEASE_EVERY_DAYS since the last regular one, or `force`) and not
+    `removals_only`, build the next release: it is announced when it adds someone's
+    trajectories for the first time (and the window is not 0 days), published at once
+    otherwise. Nothing new since the last release: nothing happens."""
     now = now or timezone.now()
     with build_lock() as acquired:
         if not acquired:
@@ -128,8 +136,16 @@ def release_run(
                     announced,
                 )
             return _publish(announced, progress=progress)
-        if not force and not _due(now):
-            latest = Release.objects.exclude(status=ReleaseStatus.FAILED).first()
+        if removals_only or (not force and not _due(now)):
+            # A regular build (below) leaves out what was removed as well.
+            removal = _removal_build(now, progress=progress)
+            if removal is not None:
+                return removal
+            if removals_only:
+                return RunResult(
+                    "nothing_new", "no published release holds removed trajectories; nothing done"
+                )
+            latest = _latest_regular()
             assert latest is not None
             return RunResult(
                 "not_due",
@@ -139,8 +155,32 @@ def release_run(
         return _start(now, progress=progress)
 
 
+def _needs_removal(latest: Release | None) -> bool:
+    """The newest published release holds a trajectory that may no longer be released, and no
+    later release leaves it out yet."""
+    if latest is None:
+        return False
+    # Also what no signal told of (a deletion by cascade, a change while a build ran).
+    release_mark_superseded(releases=[latest], queue=False)
+    latest.refresh_from_db(fields=["superseded_at", "superseded_by"])
+    return latest.superseded_at is not None and latest.superseded_by_id is None
+
+
+def _removal_build(now: datetime, *, progress: Progress | None) -> RunResult | None:
+    """The removal-only release, when one is needed (else None)."""
+    latest = _latest_published()
+    if not _needs_removal(latest):
+        return None
+    return _start(now, progress=progress, removal_of=latest)
+
+
+def _latest_regular() -> Release | None:
+    """The last release built on the schedule (removal-only ones do not move it)."""
+    return Release.objects.exclude(status=ReleaseStatus.FAILED).exclude(removal_only=True).first()
+
+
 def _due(now: datetime) -> bool:
-    latest = Release.objects.exclude(status=ReleaseStatus.FAILED).first()
+    latest = _latest_regular()
     return latest is None or _next_due(latest) <= now
 
 
@@ -172,15 +212,40 @@ def _latest_published() -> Release | None:
     return selectors.release_latest()
 
 
-def _start(now: datetime, *, progress: Progress | None) -> RunResult:
-    gate = selectors.quality_gate(selectors.trajectory_eligible())
-    previous = _latest_published()
-    current = dict(Trajectory.objects.filter(pk__in=gate.ids).values_list("id", "share_id"))
+def _start(
+    now: datetime, *, progress: Progress | None, removal_of: Release | None = None
+) -> RunResult:
+    """Fix the next release's content and announce or publish it. `removal_of`: a removal-only
+    release, that published release's trajectories less those no longer eligible (the gate
+    already passed them; nothing is added, so nobody is told and it publishes at once)."""
+    if removal_of is not None:
+        previous: Release | None = removal_of
+        current = dict(
+            ReleaseEntry.objects.filter(
+                release=removal_of, trajectory__in=selectors.trajectory_eligible()
+            ).values_list("trajectory_id", "share_id")
+        )
+        excluded = removal_of.excluded
+    else:
+        gate = selectors.quality_gate(selectors.trajectory_eligible())
+        previous = _latest_published()
+        current = dict(Trajectory.objects.filter(pk__in=gate.ids).values_list("id", "share_id"))
+        excluded = gate.excluded
     previous_ids = (
         set(ReleaseEntry.objects.filter(release=previous).values_list("share_id", flat=True))
         if previous is not None
         else set()
     )
+    if removal_of is not None and set(current.values()) == previous_ids:
+        # What changed is releasable again (made public again before the build ran).
+        Release.objects.filter(pk=removal_of.pk, superseded_by__isnull=True).update(
+            superseded_at=None
+        )
+        return RunResult(
+            "nothing_new",
+            f"{removal_of.name} holds nothing that was removed after all; no longer superseded",
+            removal_of,
+        )
     if previous is not None and set(current.values()) == previous_ids:
         return RunResult(
             "nothing_new", f"nothing changed since {previous.name}; nothing published", previous
@@ -192,6 +257,18 @@ def _start(now: datetime, *, progress: Progress | None) -> RunResult:
             release__status=ReleaseStatus.PUBLISHED, trajectory_id__in=current
         ).values_list("trajectory_id", flat=True)
     )
+    first_time = len(current) - len(ever)
+    days = settings.TRAJHUB_RELEASE_OPT_OUT_DAYS
+    before = ""
+    if first_time and days > 0 and removal_of is None and _needs_removal(previous):
+        # This release waits for its opt-out window, and the newest holds what was removed
+        # since: a removal-only release first, published at once, so that the superseded one
+        # has a newest to point to meanwhile.
+        removal = _start(now, progress=progress, removal_of=previous)
+        if removal.action == "failed":
+            return removal
+        before = f"{removal.message}; then "
+        previous = _latest_published()
     with transaction.atomic():
         version = (Release.objects.aggregate(v=Max("version"))["v"] or 0) + 1
         release = Release.objects.create(
@@ -199,8 +276,9 @@ def _start(now: datetime, *, progress: Progress | None) -> RunResult:
             previous=previous,
             prefix=storage.release_prefix(version),
             scanner_version=selectors.scanner_version(),
-            excluded=gate.excluded,
+            excluded=excluded,
             heartbeat_at=now,
+            removal_only=removal_of is not None,
         )
         ReleaseEntry.objects.bulk_create(
             [
@@ -211,8 +289,6 @@ def _start(now: datetime, *, progress: Progress | None) -> RunResult:
             ],
             batch_size=2000,
         )
-    first_time = len(current) - len(ever)
-    days = settings.TRAJHUB_RELEASE_OPT_OUT_DAYS
     if first_time and days > 0:
         until = now + timedelta(days=days)
         Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
@@ -222,7 +298,7 @@ def _start(now: datetime, *, progress: Progress | None) -> RunResult:
         told = _announce(release)
         return RunResult(
             "announced",
-            f"{release.name} announced: {first_time} trajectories go into a release for the "
+            f"{before}{release.name} announced: {first_time} trajectories go into a release for the "
             f"first time; {told} contributors told; it is published after "
             f"{until:%Y-%m-%d %H:%M} UTC",
             release,
@@ -318,10 +394,11 @@ def _publish(release: Release, *, progress: Progress | None) -> RunResult:
     _settle_entries(release)
     previous = release.previous if release.previous_id else None
     if previous is not None and not release.added_ids and not release.removed_ids:
-        # Everything new was taken out (or left public()) during the window: no release.
+        # Everything new was taken out (or left public()) during the window, or (removal-only)
+        # what was removed came back: no release.
         name = release.name
         release.delete()
-        return RunResult("nothing_new", f"{name}: nothing new left after the opt-out window")
+        return RunResult("nothing_new", f"{name}: nothing new left to publish")
     if (
         settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
         and release.num_rows > settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
@@ -345,9 +422,10 @@ def _publish(release: Release, *, progress: Progress | None) -> RunResult:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     release.refresh_from_db()
+    kind = " (removal-only)" if release.removal_only else ""
     return RunResult(
         "published",
-        f"{release.name} published: {release.num_rows} trajectories, "
+        f"{release.name} published{kind}: {release.num_rows} trajectories, "
         f"{len(release.added_ids)} added, {len(release.removed_ids)} removed",
         release,
     )
@@ -454,15 +532,21 @@ def _meta_file(path: str, local: Path) -> dict:
 
 def _supersede(newest: Release) -> None:
     """Older published releases holding a trajectory the newest left out (deleted, private,
-    taken out since) are superseded by it; with TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED their
-    files are deleted."""
+    taken out since), or marked superseded already, are superseded by it; with
+    TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED their files are deleted. The newest itself is checked
+    too: a trajectory deleted while it was being written is in its files."""
     kept = ReleaseEntry.objects.filter(release=newest).values("share_id")
     older = Release.objects.filter(status=ReleaseStatus.PUBLISHED, version__lt=newest.version)
+    now = timezone.now()
     for release in older:
-        if ReleaseEntry.objects.filter(release=release).exclude(share_id__in=kept).exists() or (
-            release.superseded_by_id is not None
+        if (
+            release.is_superseded
+            or ReleaseEntry.objects.filter(release=release).exclude(share_id__in=kept).exists()
         ):
-            Release.objects.filter(pk=release.pk).update(superseded_by=newest)
+            Release.objects.filter(pk=release.pk).update(
+                superseded_by=newest, superseded_at=release.superseded_at or now
+            )
+    release_mark_superseded(releases=[newest])
     if settings.TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED:
         release_take_down_superseded()
 

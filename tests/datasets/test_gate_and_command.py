@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from apps.datasets import services
 from apps.datasets.models import Release
+from apps.datasets.schema import CONFIGS
 from apps.trajectories.models import Event, Trajectory
 from tests.datasets.conftest import share
 
@@ -79,6 +80,10 @@ def test_command_says_what_it_did(release_storage, owner):
     out, err = StringIO(), StringIO()
     call_command("build_release", stdout=out, stderr=err)
     assert out.getvalue().startswith("v1 published: 1 trajectories, 1 added, 0 removed")
+    # Not a terminal: progress as lines, each step's last one at its total.
+    lines = err.getvalue().splitlines()
+    assert "rows: 1/1 trajectories" in lines
+    assert lines[-1] == f"upload: {len(CONFIGS)}/{len(CONFIGS)} files", lines
     out = StringIO()
     call_command("build_release", stdout=out)
     assert "the next release is due" in out.getvalue()

@@ -90,3 +90,18 @@ def test_card_markdown_is_sanitized(release_storage, owner, client):
     html = client.get(f"/releases/{release.version}/").content.decode()
     assert "<script>alert(1)" not in html
     assert_csp_clean(html)
+
+
+def test_list_page_shows_a_build_in_progress(client, release_storage):
+    from django.utils import timezone
+
+    Release.objects.create(
+        version=1, prefix="v1", progress_done=250, progress_total=1000, heartbeat_at=timezone.now()
+    )
+    html = client.get("/releases/").content.decode()
+    assert "Release v1 is being built" in html
+    assert '<progress max="1000" value="250"></progress>' in html
+    assert "250 of 1000 trajectories written" in html
+    assert '<meta http-equiv="refresh" content="10">' in html
+    assert_csp_clean(html)
+    assert client.get("/releases/1/").status_code == 404  # not published: no page of its own

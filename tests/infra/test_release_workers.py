@@ -15,21 +15,11 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import skip_or_fail
-from tests.infra.test_processes import (
-    MIGRATE,
-    PROCESSES,
-    ROOT,
-    Stack,
-    _admin_connect,
-    _executable,
-    _service_urls,
-)
+from tests.infra.test_processes import PROCESSES, ROOT, Stack, _executable, running_stack
 
 SLOW_WORKER = ["python", "-m", "tests.infra.slow_release_worker"]
 
@@ -54,61 +44,14 @@ print("ok")
 
 @pytest.fixture
 def release_stack(tmp_path):
-    pg_url, redis_url = _service_urls()
-    # Databases of their own, next to the other process tests' (theirs may be running).
-    pg_url = pg_url.replace("_processes", "_releases")
-    redis = urlsplit(redis_url)
-    redis_url = redis_url.rsplit("/", 1)[0] + f"/{(int(redis.path.lstrip('/')) + 2) % 16}"
-    try:
-        admin = _admin_connect(pg_url)
-    except Exception as exc:
-        skip_or_fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); install and start it")
-    try:
-        import redis as redis_lib
-
-        client = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=2)
-        client.ping()
-    except Exception as exc:
-        skip_or_fail(f"Redis is not reachable at {redis_url} ({exc}); install and start it")
-    database = urlsplit(pg_url).path.lstrip("/")
-    with admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{database}"')
-    client.flushdb()
-    (tmp_path / "var").mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CELERY_", "DJANGO_", "TRAJHUB_", "PYTEST_"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DJANGO_SECRET_KEY="release-test-only",
-        DATABASE_URL=pg_url,
-        REDIS_URL=redis_url,
-        TRAJHUB_VAR_DIR=str(tmp_path / "var"),
-        TRAJHUB_SCAN_SWEEP_SECONDS="3600",
-        TRAJHUB_RELEASE_OPT_OUT_DAYS="0",
-        PYTHONUNBUFFERED="1",
-    )
-    stack = Stack(tmp_path, env, 0, pg_url)
-    try:
-        migrate = subprocess.run(
-            [_executable(MIGRATE[0]), *MIGRATE[1:]],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    # No process yet: each test starts the workers it needs, with its own settings.
+    with running_stack(
+        tmp_path,
+        names=(),
+        database_suffix="releases",
+        env={"TRAJHUB_SCAN_SWEEP_SECONDS": "3600", "TRAJHUB_RELEASE_OPT_OUT_DAYS": "0"},
+    ) as stack:
         yield stack
-    finally:
-        stack.stop()
-        client.flushdb()
-        client.close()
-        with _admin_connect(pg_url) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
 def _manage(stack: Stack, *args: str, code: str | None = None) -> str:
@@ -222,3 +165,49 @@ def test_two_workers_share_a_build_split_into_shard_tasks(release_stack):
     ]
     assert sorted(ids) == sorted(manifest["added_ids"]) and len(ids) == 4
     assert {f["path"] for f in manifest["files"]} >= {f"openai/{name}" for name in shards}
+
+
+DELETE = """
+from apps.trajectories.models import Trajectory
+from apps.trajectories.services import trajectory_delete
+for t in Trajectory.objects.order_by("id")[:{count}]:
+    trajectory_delete(trajectory=t)  # each its own commit, and its own signal
+print("ok")
+"""
+
+
+@pytest.mark.services
+def test_deletions_supersede_at_once_and_a_worker_publishes_one_removal_build(release_stack):
+    stack = release_stack
+    stack.env["TRAJHUB_RELEASE_REMOVAL_DELAY_SECONDS"] = "8"
+    _manage(stack, code=MAKE_PUBLIC.format(first=30, count=4))
+    out = _manage(stack, "build_release", "--now")
+    assert out.startswith("v1 published: 4 trajectories"), out
+    stack.start("worker", PROCESSES["worker"])
+    stack.wait_for("the worker to be ready", lambda: "ready." in stack.log("worker"), timeout=60)
+
+    _manage(stack, code=DELETE.format(count=2))
+    # Superseded as the deletions committed, before any build.
+    ((superseded_at, superseded_by),) = stack.query(
+        "SELECT superseded_at, superseded_by_id FROM datasets_release WHERE version = 1"
+    )
+    assert superseded_at is not None and superseded_by is None
+    stack.wait_for(
+        "the worker to publish the removal-only release",
+        lambda: _releases(stack) == [(1, "published", 4), (2, "published", 2)],
+        timeout=90,
+    )
+    ((removal_only, removed),) = stack.query(
+        "SELECT removal_only, removed_ids FROM datasets_release WHERE version = 2"
+    )
+    assert removal_only and len(removed) == 2
+    assert stack.query(
+        "SELECT superseded_by_id IS NOT NULL FROM datasets_release WHERE version = 1"
+    )[0] == (True,)
+    # Two deletions, one build.
+    log = stack.log("worker")
+    received = [
+        line for line in log.splitlines() if "release_removals[" in line and "received" in line
+    ]
+    assert len(received) == 1, log[-3000:]
+    assert log.count("release removals: v2 published (removal-only)") == 1

@@ -18,20 +18,10 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import skip_or_fail
-from tests.infra.test_processes import (
-    MIGRATE,
-    PROCESSES,
-    ROOT,
-    Stack,
-    _admin_connect,
-    _executable,
-    _service_urls,
-)
+from tests.infra.test_processes import PROCESSES, ROOT, Stack, _executable, running_stack
 
 SWEEP_SECONDS = 1
 LOCK_SECONDS = 4
@@ -57,62 +47,18 @@ print(t.pk)
 
 @pytest.fixture
 def crash_stack(tmp_path):
-    pg_url, redis_url = _service_urls()
-    # Databases of their own, next to test_processes.py's (that module's stack may be running).
-    pg_url = pg_url.replace("_processes", "_crash")
-    redis = urlsplit(redis_url)
-    redis_url = redis_url.rsplit("/", 1)[0] + f"/{(int(redis.path.lstrip('/')) + 1) % 16}"
-    try:
-        admin = _admin_connect(pg_url)
-    except Exception as exc:
-        skip_or_fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); install and start it")
-    try:
-        import redis as redis_lib
-
-        client = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=2)
-        client.ping()
-    except Exception as exc:
-        skip_or_fail(f"Redis is not reachable at {redis_url} ({exc}); install and start it")
-    database = urlsplit(pg_url).path.lstrip("/")
-    with admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{database}"')
-    client.flushdb()
-    (tmp_path / "var").mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CELERY_", "DJANGO_", "TRAJHUB_", "PYTEST_"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DJANGO_SECRET_KEY="crash-test-only",
-        DATABASE_URL=pg_url,
-        REDIS_URL=redis_url,
-        TRAJHUB_VAR_DIR=str(tmp_path / "var"),
-        TRAJHUB_SCAN_SWEEP_SECONDS=str(SWEEP_SECONDS),
-        TRAJHUB_SCAN_SWEEP_LOCK_SECONDS=str(LOCK_SECONDS),
-        SLOW_SCAN_MARK=str(tmp_path / "scan-entered"),
-        PYTHONUNBUFFERED="1",
-    )
-    stack = Stack(tmp_path, env, 0, pg_url)
-    try:
-        migrate = subprocess.run(
-            [_executable(MIGRATE[0]), *MIGRATE[1:]],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    # No process yet: each test starts (and kills) its own workers.
+    with running_stack(
+        tmp_path,
+        names=(),
+        database_suffix="crash",
+        env={
+            "TRAJHUB_SCAN_SWEEP_SECONDS": str(SWEEP_SECONDS),
+            "TRAJHUB_SCAN_SWEEP_LOCK_SECONDS": str(LOCK_SECONDS),
+            "SLOW_SCAN_MARK": str(tmp_path / "scan-entered"),
+        },
+    ) as stack:
         yield stack
-    finally:
-        stack.stop()
-        client.flushdb()
-        client.close()
-        with _admin_connect(pg_url) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
 def _pending(stack: Stack, n: int, *, old: bool, queue: bool) -> int:

@@ -23,7 +23,7 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.urls import reverse
 from django.utils import timezone
 
@@ -627,7 +627,11 @@ def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
         ReleaseShard.objects.filter(pk=shard.pk).update(
             status=ReleaseShard.Status.DONE, files=files
         )
-        Release.objects.filter(pk=release.pk).update(heartbeat_at=timezone.now())
+        # The page's progress: the rows of every shard done so far.
+        rows = max((item.num_rows for item in written), default=0)
+        Release.objects.filter(pk=release.pk).update(
+            heartbeat_at=timezone.now(), progress_done=F("progress_done") + rows
+        )
         with transaction.atomic():
             locked = Release.objects.select_for_update().get(pk=release.pk)
             remaining = locked.shards.exclude(status=ReleaseShard.Status.DONE).exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -32,17 +33,22 @@ class Command(BaseCommand):
             self.stdout.write(f"took down the files of {count} superseded releases")
             return
         bars: dict[str, tqdm] = {}
+        # A terminal gets progress bars; a log (cron, CI, a pipe) gets a line per step at most
+        # every few seconds, and the last one.
+        interactive = self.stderr.isatty()
+        said: dict[str, float] = {}
 
         def progress(step: str, done: int, total: int) -> None:
+            unit = "trajectories" if step == "rows" else "files"
+            if not interactive:
+                now_ = time.monotonic()
+                if done >= total or now_ - said.get(step, 0.0) >= 5.0:
+                    said[step] = now_
+                    self.stderr.write(f"{step}: {done}/{total} {unit}")
+                return
             bar = bars.get(step)
             if bar is None:
-                bar = bars[step] = tqdm(
-                    total=total,
-                    desc=step,
-                    unit="trajectories" if step == "rows" else "files",
-                    file=sys.stderr,
-                    disable=None,
-                )
+                bar = bars[step] = tqdm(total=total, desc=step, unit=unit, file=sys.stderr)
             bar.update(done - bar.n)
 
         result = services.release_run(force=now, progress=progress)

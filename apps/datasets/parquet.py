@@ -9,6 +9,7 @@ viewer and Xet storage want), no pandas metadata (there is no pandas here), the 
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,19 @@ WRITER_OPTIONS = {
     "use_dictionary": True,
     "version": "2.6",
 }
+
+
+def writer_options(config: str) -> dict:
+    """WRITER_OPTIONS for one config: statistics (and so the column index) for its short
+    top-level columns only (ids, names, counts). Min/max of free text (messages, outputs, up to 4 KB each, twice per
+    column chunk and page) prune no query and would make the footer grow with the text, so
+    that no shard's size could be held to its limit."""
+    scalars = [
+        name
+        for name, kind in schema.CONFIGS[config].items()
+        if isinstance(kind, str) and name not in schema.FREE_TEXT
+    ]
+    return {**WRITER_OPTIONS, "write_statistics": scalars}
 
 
 @dataclass
@@ -46,8 +60,37 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+# What a shard's footer takes beyond its row groups is reserved before a row group is written:
+# what an empty file of the config takes (magic, schema with the `datasets` features, twice),
+# plus per leaf column chunk of each row group (its metadata: measured 25-60 bytes, with
+# statistics on the short columns only), plus an offset-index entry per data page (pages are
+# at least 256 KiB with content-defined chunking, except a chunk's last).
+FOOTER_BYTES_PER_CHUNK = 160
+FOOTER_BYTES_PER_PAGE = 48
+MIN_PAGE_BYTES = 256 * 1024
+# The next row group's compressed size is guessed from the ratio so far, with this margin.
+ESTIMATE_MARGIN = 1.25
+
+
+def _leaves(value: pa.Schema | pa.DataType) -> int:
+    """Leaf columns (what Parquet stores as column chunks) of a schema or type."""
+    if isinstance(value, pa.Schema):
+        return sum(_leaves(field.type) for field in value)
+    if pa.types.is_struct(value):
+        return sum(_leaves(value.field(i).type) for i in range(value.num_fields))
+    if pa.types.is_list(value) or pa.types.is_large_list(value):
+        return _leaves(value.value_type)
+    return 1
+
+
 class ShardWriter:
-    """Shards of one config under `folder`. Memory: one row group of rows at most."""
+    """Shards of one config under `folder`, each at most `shard_bytes` on disk (unless one row
+    group alone is larger). Memory: one row group of rows at most.
+
+    Before a row group is written its compressed size is estimated (its Arrow size times the
+    compression ratio of what this config wrote so far, with a margin; 1:1 at first) and the
+    shard is closed first when the row group and the footer would not fit.
+    """
 
     def __init__(
         self,
@@ -62,6 +105,7 @@ class ShardWriter:
         self.folder = folder / schema.CONFIG_DIRS[config]
         self.folder.mkdir(parents=True, exist_ok=True)
         self.schema = schema.arrow_schema(config)
+        self.options = writer_options(config)
         self.shard_bytes = shard_bytes
         self.row_group_bytes = row_group_bytes
         self.row_group_rows = row_group_rows
@@ -70,6 +114,18 @@ class ShardWriter:
         self._writer: pq.ParquetWriter | None = None
         self._shards: list[tuple[Path, int]] = []  # (local file, rows) of closed shards
         self._rows_in_shard = 0
+        self._groups_in_shard = 0
+        # Arrow bytes in and file bytes out, over every row group written: the ratio guesses
+        # the next row group's size on disk.
+        self._arrow_bytes = 0
+        self._file_bytes = 0
+        self.columns = _leaves(self.schema)
+        empty = pa.BufferOutputStream()
+        pq.ParquetWriter(empty, self.schema, **self.options).close()
+        self._empty_bytes = empty.tell()
+        self.arrow_bytes = 0  # of the whole config (the card's dataset_size)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"parquet-{config}")
+        self._pending: Future[int] | None = None
 
     def add(self, row: dict, size: int) -> None:
         self._buffer.append(row)
@@ -77,38 +133,78 @@ class ShardWriter:
         if self._buffered >= self.row_group_bytes or len(self._buffer) >= self.row_group_rows:
             self._flush()
 
+    def _footer_bytes(self, groups: int, data_bytes: int) -> int:
+        pages = data_bytes // MIN_PAGE_BYTES
+        return (
+            self._empty_bytes
+            + FOOTER_BYTES_PER_CHUNK * groups * self.columns
+            + FOOTER_BYTES_PER_PAGE * pages
+        )
+
+    def _fits(self, table: pa.Table) -> bool:
+        """Whether `table` as one more row group keeps the open shard within its bytes."""
+        ratio = self._file_bytes / self._arrow_bytes if self._arrow_bytes else 1.0
+        guess = int(table.nbytes * min(1.0, ratio * ESTIMATE_MARGIN))
+        size = self._path.stat().st_size
+
+        footer = self._footer_bytes(self._groups_in_shard + 1, size + guess)
+        return size + guess + footer <= self.shard_bytes
+
     def _flush(self) -> None:
         if not self._buffer:
             return
-        if self._writer is None:
-            path = self.folder / f"part-{len(self._shards):05d}.parquet"
-            self._writer = pq.ParquetWriter(str(path), self.schema, **WRITER_OPTIONS)
-            self._path = path
         table = pa.Table.from_pylist(self._buffer, schema=self.schema)
-        # One row group per flush: the buffer is what fits in memory for the viewer.
-        self._writer.write_table(table, row_group_size=len(self._buffer))
-        self._rows_in_shard += len(self._buffer)
+        rows = len(self._buffer)
         self._buffer = []
         self._buffered = 0
-        if self._path.stat().st_size >= self.shard_bytes:
+        self._wait()
+        if self._writer is not None and not self._fits(table):
             self._close_shard()
+        if self._writer is None:
+            path = self.folder / f"part-{len(self._shards):05d}.parquet"
+            self._writer = pq.ParquetWriter(str(path), self.schema, **self.options)
+            self._path = path
+        # Compressed and written in a thread (pyarrow lets go of the GIL meanwhile) while the
+        # next row group's rows are shaped: one row group in flight per config at most.
+        self._pending = self._executor.submit(self._write, self._writer, table, rows)
+        self._arrow_bytes += table.nbytes
+        self.arrow_bytes += table.nbytes
+        self._rows_in_shard += rows
+        self._groups_in_shard += 1
+
+    def _write(self, writer: pq.ParquetWriter, table: pa.Table, rows: int) -> int:
+        before = self._path.stat().st_size
+        # One row group per flush: the buffer is what fits in memory for the viewer.
+        writer.write_table(table, row_group_size=rows)
+        return self._path.stat().st_size - before
+
+    def _wait(self) -> None:
+        """Let the row group in flight finish (its error, if any, is raised here)."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._file_bytes += pending.result()
 
     def _close_shard(self) -> None:
+        self._wait()
         if self._writer is None:
             return
         self._writer.close()
         self._shards.append((self._path, self._rows_in_shard))
         self._writer = None
         self._rows_in_shard = 0
+        self._groups_in_shard = 0
 
     def close(self) -> list[WrittenFile]:
         """Finish the last shard and give every shard its final name (N known now)."""
-        self._flush()
-        self._close_shard()
+        try:
+            self._flush()
+            self._close_shard()
+        finally:
+            self._executor.shutdown(wait=True)
         if not self._shards:
             # An empty release still has one (empty) file per config, as `datasets` expects.
             path = self.folder / "part-00000.parquet"
-            pq.ParquetWriter(str(path), self.schema, **WRITER_OPTIONS).close()
+            pq.ParquetWriter(str(path), self.schema, **self.options).close()
             self._shards.append((path, 0))
         count = len(self._shards)
         written = []

@@ -24,6 +24,7 @@ import orjson
 import pyarrow as pa
 
 from apps.trajectories.exporters import to_openai, to_openhands, to_sharegpt
+from apps.trajectories.exporters.common import conversation
 from apps.trajectories.importers.base import CanonicalEvent
 
 # --- column types: a tiny description both pyarrow and `datasets` features are written from ----
@@ -101,6 +102,9 @@ CONFIGS: dict[str, dict[str, Type]] = {
 # The configs built from synthesized examples rather than from whole trajectories.
 EXAMPLE_CONFIGS = ("examples_openai", "examples_sharegpt")
 TRAJECTORY_CONFIGS = tuple(config for config in CONFIGS if config not in EXAMPLE_CONFIGS)
+# Top-level columns of free text (tool definitions, system prompts, the contributor's words):
+# no Parquet statistics for them (parquet.writer_options).
+FREE_TEXT = frozenset({"feedback_text", "system", "tools"})
 # Where each config's shards go, as `datasets.push_to_hub` lays them out.
 CONFIG_DIRS = {
     "default": "data",
@@ -214,13 +218,20 @@ def _text(value: Any) -> str | None:
 # Top-level fields of an OpenHands event that the step columns do not name: kept inside
 # args (actions) or extras (observations) so that nothing the event said is lost.
 _STEP_KEYS = {"id", "timestamp", "source", "message", "action", "observation", "content"}
+_NAMED_KEYS = frozenset(_STEP_KEYS | {"args", "extras"})
 
 
 def step_row(event: dict) -> dict:
     is_action = isinstance(event.get("action"), str)
     args = event.get("args") if isinstance(event.get("args"), dict) else None
     extras = event.get("extras") if isinstance(event.get("extras"), dict) else None
-    rest = {k: v for k, v in event.items() if k not in _STEP_KEYS | {"args", "extras"}}
+    # Most events have no other keys: one set difference tells (in the event's own order when
+    # they do, so the JSON is the same in every process).
+    rest = (
+        {k: v for k, v in event.items() if k not in _NAMED_KEYS}
+        if event.keys() - _NAMED_KEYS
+        else None
+    )
     if rest:
         if is_action:
             args = {**rest, **(args or {})}
@@ -281,8 +292,9 @@ def rows(
         "license": fields.license,
     }
     meta = dict(fields.tools_meta)
-    openai = to_openai(events, meta)
-    sharegpt = to_sharegpt(events, meta)
+    talk = conversation(events)  # read, not changed, by both chat formats
+    openai = to_openai(events, meta, talk)
+    sharegpt = to_sharegpt(events, meta, talk)
     return {
         "default": {**base, "images": images},
         "no_images": base,

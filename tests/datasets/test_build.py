@@ -241,3 +241,55 @@ def test_row_groups_close_at_their_size_in_memory(world, release_storage, settin
     (shard,) = (release_dir(release_storage, release) / "data").glob("*.parquet")
     meta = pq.ParquetFile(shard).metadata
     assert meta.num_row_groups == meta.num_rows == len(world["public"])
+
+
+def test_shards_are_bounded_by_bytes_split_where_they_fill_and_read_back(
+    world, release_storage, settings, tmp_path, monkeypatch
+):
+    settings.TRAJHUB_RELEASE_ROW_GROUP_ROWS = 1  # one trajectory per row group
+    whole = services.release_run(force=True).release
+    sizes = {f.config: f.size for f in whole.files.all() if f.config}
+    Release.objects.filter(pk=whole.pk).update(status=ReleaseStatus.FAILED)
+    # A limit that the text configs' whole file exceeds: they must split.
+    limit = max(sizes["no_images"], sizes["sharegpt"]) * 2 // 3
+    settings.TRAJHUB_RELEASE_SHARD_BYTES = limit
+    release = services.release_run(force=True).release
+    folder = release_dir(release_storage, release)
+    for config in ("no_images", "openai", "sharegpt"):
+        directory = folder / config
+        shards = sorted(directory.glob("*.parquet"))
+        count = len(shards)
+        assert [p.name for p in shards] == [
+            f"train-{i:05d}-of-{count:05d}.parquet" for i in range(count)
+        ]
+        if sizes[config] > limit:
+            assert count >= 2, (config, sizes, limit, [p.stat().st_size for p in shards])
+        metas = [pq.ParquetFile(path).metadata for path in shards]
+        for path, meta in zip(shards, metas, strict=True):
+            assert path.stat().st_size <= limit or meta.num_row_groups == 1, (config, path)
+        # Split where the next row group would not have fitted (the estimate is conservative,
+        # not wasteful: the next group plus its footer share would pass 3/4 of the limit).
+        for path, after in zip(shards, metas[1:], strict=False):
+            group = after.row_group(0)
+            next_group = sum(
+                group.column(i).total_compressed_size for i in range(group.num_columns)
+            )
+            assert path.stat().st_size + next_group > limit * 3 // 4, (config, path)
+        rows = [row["id"] for path in shards for row in pq.read_table(path).to_pylist()]
+        # In trajectory order, across the shards.
+        assert rows == [t.share_id for t in sorted(world["public"], key=lambda t: t.pk)]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    listed = {f["path"]: f["size"] for f in manifest["files"]}
+    for path in folder.rglob("*.parquet"):
+        assert listed[str(path.relative_to(folder))] == path.stat().st_size
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+
+    for config in CONFIGS:
+        loaded = datasets.load_dataset(
+            str(folder), config, split="train", cache_dir=str(tmp_path / "cache")
+        )
+        assert sorted(loaded["id"]) == sorted(t.share_id for t in world["public"]), config

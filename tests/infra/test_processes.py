@@ -243,8 +243,8 @@ def running_stack(
         GUNICORN_BIND=f"127.0.0.1:{port}",
         WEB_CONCURRENCY="2",
         PYTHONUNBUFFERED="1",
-        **(env or {}),
     )
+    environment.update(env or {})  # the caller's settings win over the defaults above
     stack = Stack(root, environment, port, pg_url)
     try:
         migrate = subprocess.run(

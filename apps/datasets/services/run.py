@@ -567,17 +567,29 @@ def release_take_down_superseded() -> int:
 
 
 def _split(release: Release) -> RunResult:
-    """Plan one shard per TRAJHUB_RELEASE_SHARD_TASK_ROWS trajectories (id ranges) and queue one
-    task per shard; the last to finish publishes (release_shard_build)."""
+    """Plan shards (id ranges of at most TRAJHUB_RELEASE_SHARD_TASK_ROWS trajectories and about
+    TRAJHUB_RELEASE_SHARD_BYTES) and queue one task per shard; the last to finish publishes
+    (release_shard_build)."""
     from apps.datasets.tasks import release_shard
 
     per = settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
-    ids = list(
+    limit = settings.TRAJHUB_RELEASE_SHARD_BYTES
+    rows = (
         ReleaseEntry.objects.filter(release=release)
         .order_by("trajectory_id")
-        .values_list("trajectory_id", flat=True)
+        .values_list("trajectory_id", "trajectory__num_bytes")
     )
-    chunks = [ids[i : i + per] for i in range(0, len(ids), per)]
+    # Each task writes one file per config, so its range must fit in a shard: at most `per`
+    # trajectories and TRAJHUB_RELEASE_SHARD_BYTES of raw uploads (the JSON as shared, images
+    # in base64: more than the same rows take compressed in Parquet).
+    chunks: list[list[int]] = [[]]
+    planned = 0
+    for pk, size in rows:
+        if chunks[-1] and (len(chunks[-1]) >= per or planned + (size or 0) > limit):
+            chunks.append([])
+            planned = 0
+        chunks[-1].append(pk)
+        planned += size or 0
     with transaction.atomic():
         ReleaseShard.objects.bulk_create(
             [

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from apps.trajectories.exporters.common import (
+    Conversation,
     _data,
     _images,
     _v0_fields,
@@ -54,8 +55,10 @@ def _user_content(event: CanonicalEvent) -> Any:
     return event.text
 
 
-def to_openai(events: list[CanonicalEvent], meta: dict) -> dict:
-    talk = conversation(events)
+def to_openai(events: list[CanonicalEvent], meta: dict, talk: Conversation | None = None) -> dict:
+    """`talk`: conversation(events) when the caller has it already (the release build makes
+    one for both this and the other chat format)."""
+    talk = talk if talk is not None else conversation(events)
     messages: list[dict] = []
     if talk.system:
         messages.append({"role": "system", "content": talk.system})

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from apps.trajectories.exporters.common import (
+    Conversation,
     _dumps,
     _images,
     _parse_json_object,
@@ -25,8 +26,10 @@ from apps.trajectories.results import run_result
 INPUT_SIDE = {"human", "observation"}
 
 
-def to_sharegpt(events: list[CanonicalEvent], meta: dict) -> dict:
-    talk = conversation(events)
+def to_sharegpt(events: list[CanonicalEvent], meta: dict, talk: Conversation | None = None) -> dict:
+    """`talk`: conversation(events) when the caller has it already (the release build makes
+    one for both this and the other chat format)."""
+    talk = talk if talk is not None else conversation(events)
     turns: list[dict] = []
     for turn in talk.turns:
         if turn.role == "user":

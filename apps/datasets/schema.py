@@ -102,9 +102,9 @@ CONFIGS: dict[str, dict[str, Type]] = {
 # The configs built from synthesized examples rather than from whole trajectories.
 EXAMPLE_CONFIGS = ("examples_openai", "examples_sharegpt")
 TRAJECTORY_CONFIGS = tuple(config for config in CONFIGS if config not in EXAMPLE_CONFIGS)
-# Top-level columns of free text (tool definitions, system prompts, the contributor's words):
+# Top-level columns of free text (tool definitions, system prompts, instructions, feedback):
 # no Parquet statistics for them (parquet.writer_options).
-FREE_TEXT = frozenset({"feedback_text", "system", "tools"})
+FREE_TEXT = frozenset({"feedback_text", "instruction", "system", "tools"})
 # Where each config's shards go, as `datasets.push_to_hub` lays them out.
 CONFIG_DIRS = {
     "default": "data",

@@ -498,6 +498,9 @@ TRAJHUB_SYNTH_SHORT_SHARE = env_float("TRAJHUB_SYNTH_SHORT_SHARE", 0.6)
 TRAJHUB_SYNTH_OBSERVATION_CHARS = env_int("TRAJHUB_SYNTH_OBSERVATION_CHARS", 2000)
 # A window claimed longer ago than this was lost with its worker and is taken up again.
 TRAJHUB_SYNTH_CLAIM_SECONDS = env_int("TRAJHUB_SYNTH_CLAIM_SECONDS", 900)
+# How long "this trajectory of this run is counted as done" is remembered (a redelivered task
+# is not counted twice); longer than any run.
+TRAJHUB_SYNTH_DONE_MARK_SECONDS = env_int("TRAJHUB_SYNTH_DONE_MARK_SECONDS", 7 * 24 * 3600)
 TRAJHUB_FILTER_MIN_ACTIONS = env_int("TRAJHUB_FILTER_MIN_ACTIONS", 1)
 TRAJHUB_FILTER_MAX_ACTIONS = env_int("TRAJHUB_FILTER_MAX_ACTIONS", 30)
 TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS = env_int("TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS", 15)

@@ -295,11 +295,18 @@ def _window_done(pk: int, errors: list[str], on_window: Callable[[], None] | Non
     return updated
 
 
-def run_trajectory_finished(run_id: int) -> bool:
+def run_trajectory_finished(run: SynthesisRun, trajectory_id: int) -> bool:
     """Count one trajectory of the run as done; True for exactly the call that finished the
-    synthesis phase (the run moves to filtering with a conditional update)."""
-    SynthesisRun.objects.filter(pk=run_id).update(trajectories_done=F("trajectories_done") + 1)
-    return run_synthesis_finished(run_id)
+    synthesis phase (the run moves to filtering with a conditional update).
+
+    Counted once per trajectory: a task the broker delivers twice (a worker killed after the
+    work but before its acknowledgement) must not count twice, or the run would be filtered
+    while a trajectory is still being written and its examples would stay unjudged."""
+    # The start time too: a database restored or recreated reuses run ids, Redis keeps keys.
+    mark = f"learn:run:{run.pk}:{run.started_at.timestamp()}:done:{trajectory_id}"
+    if cache.add(mark, 1, settings.TRAJHUB_SYNTH_DONE_MARK_SECONDS):
+        SynthesisRun.objects.filter(pk=run.pk).update(trajectories_done=F("trajectories_done") + 1)
+    return run_synthesis_finished(run.pk)
 
 
 def run_synthesis_finished(run_id: int) -> bool:

@@ -39,7 +39,7 @@ def synthesize_trajectory(run_id: int, trajectory_id: int) -> None:
     except services.SynthesisAborted as error:
         services.run_fail(run_id=run_id, error=str(error))
         return
-    if services.run_trajectory_finished(run_id):
+    if services.run_trajectory_finished(run, trajectory_id):
         filter_run.delay(run_id)
 
 

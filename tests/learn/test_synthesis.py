@@ -163,3 +163,30 @@ def test_limit_takes_the_oldest(fake_llm):
     make_session("Second", [("ls -la", "b")])
     synthesize("--limit", "1")
     assert set(Window.objects.values_list("trajectory_id", flat=True)) == {first.pk}
+
+
+def test_a_trajectory_delivered_twice_is_counted_once(fake_llm):
+    """The broker delivers a task again when a worker died after the work but before its
+    acknowledgement: the second delivery must not count the trajectory again, or the run is
+    filtered while another trajectory is still being written (its examples never judged)."""
+    from apps.learn import services, tasks
+
+    first = make_session("One", [("ls", "a"), ("pwd", "/")])
+    second = make_session("Two", [("ls", "b"), ("pwd", "/tmp")])
+    run = services.run_start()
+    SynthesisRun.objects.filter(pk=run.pk).update(trajectories_total=2)
+    queued = []
+    original = tasks.filter_run.delay
+    tasks.filter_run.delay = lambda run_id: queued.append(run_id)
+    try:
+        tasks.synthesize_trajectory.apply(args=(run.pk, first.pk))
+        tasks.synthesize_trajectory.apply(args=(run.pk, first.pk))  # redelivered
+        run.refresh_from_db()
+        assert run.state == RunState.SYNTHESIZING and run.trajectories_done == 1
+        assert queued == []
+        tasks.synthesize_trajectory.apply(args=(run.pk, second.pk))
+    finally:
+        tasks.filter_run.delay = original
+    run.refresh_from_db()
+    assert run.state == RunState.FILTERING and run.trajectories_done == 2
+    assert queued == [run.pk]

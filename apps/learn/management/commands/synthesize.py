@@ -52,7 +52,7 @@ class Command(BaseCommand):
                 )
                 # Windows created just now were not counted before the call.
                 bar.total = max(bar.total, bar.n)
-                services.run_trajectory_finished(run.pk)
+                services.run_trajectory_finished(run, trajectory_id)
         except services.SynthesisAborted as error:
             services.run_fail(run_id=run.pk, error=str(error))
             raise CommandError(f"run {run.pk} stopped: {error}") from None

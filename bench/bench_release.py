@@ -135,7 +135,7 @@ def _load(count: int, events: int) -> None:
                 " client_session_id, feedback_text, deletion_password_hashes, redactions,"
                 " num_bytes, head_fingerprint, chain_fingerprint, raw_path, raw_sha256,"
                 " raw_filename, raw_content_type, search_text, chain_key, scan_version,"
-                " scanned_at) FROM STDIN"
+                " scanned_at, dropped_images) FROM STDIN"
             ) as copy:
                 for row in trajectory_rows:
                     created = row[-1]
@@ -154,6 +154,7 @@ def _load(count: int, events: int) -> None:
                             *[""] * 5,
                             scanned_with,
                             created,
+                            "[]",
                         )
                     )
             with cursor.copy(

@@ -30,10 +30,14 @@ QUEUED_KEY = "trajhub.datasets.removal-build-queued"
 def _no_longer_releasable(trajectory_ids: Iterable[int] | None) -> Q:
     """Entries whose trajectory is gone (the entry keeps its share id, the link is nulled) or
     no longer eligible. With `trajectory_ids`, only those are checked for eligibility."""
-    eligible = selectors.trajectory_eligible().values("id")
-    changed = Q(trajectory__isnull=False) & ~Q(trajectory_id__in=eligible)
+    eligible = selectors.trajectory_eligible()
+    changed = Q(trajectory__isnull=False)
     if trajectory_ids is not None:
-        changed &= Q(trajectory_id__in=list(trajectory_ids))
+        ids = list(trajectory_ids)
+        # Only these few are looked up in public(), not the whole eligible set.
+        eligible = eligible.filter(pk__in=ids)
+        changed &= Q(trajectory_id__in=ids)
+    changed &= ~Q(trajectory_id__in=eligible.values("id"))
     return Q(trajectory__isnull=True) | changed
 
 

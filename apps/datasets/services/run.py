@@ -640,7 +640,7 @@ def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
             status=ReleaseShard.Status.DONE, files=files
         )
         # The page's progress: the rows of every shard done so far.
-        rows = max((item.num_rows for item in written), default=0)
+        rows = next((item.num_rows for item in written if item.config == "default"), 0)
         Release.objects.filter(pk=release.pk).update(
             heartbeat_at=timezone.now(), progress_done=F("progress_done") + rows
         )

@@ -146,3 +146,23 @@ def test_read_with_datasets_by_config_and_as_llama_factory_does(
     for row in sharegpt:
         assert row[column][0][tags["role_tag"]] == tags["user_tag"]
         assert row["window"][0] <= row["window"][1]
+
+
+def test_a_release_built_in_shard_tasks_has_each_example_once(
+    examples, release_storage, settings, django_capture_on_commit_callbacks
+):
+    # One trajectory per shard task (run eagerly here; tests/infra runs them on real workers):
+    # each shard writes the examples of its own id range.
+    settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS = 1
+    with django_capture_on_commit_callbacks(execute=True):
+        result = services.release_run(force=True)
+    assert result.action == "sharded", result.message
+    release = result.release
+    release.refresh_from_db()
+    assert release.status == "published"
+    folder = release_storage / release.prefix
+    files = sorted(p.name for p in (folder / "examples_openai").glob("*.parquet"))
+    assert len(files) == release.shards.count() >= 2
+    for config in ("examples_openai", "examples_sharegpt"):
+        ids = [row["id"] for row in read(folder, config)]
+        assert sorted(ids) == sorted(e.pk for e in examples["kept"]), config

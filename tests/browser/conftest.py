@@ -93,7 +93,9 @@ def browser_page(browser, live_server, transactional_db):
     page.on("dialog", on_dialog)
     page.on("console", on_console)
     page.on("pageerror", lambda error: result.page_errors.append(str(error)))
-    page.set_default_timeout(10_000)
+    # Generous: the live server shares two cores with the browser and, in CI, with nothing else;
+    # under a loaded machine (load 10+) full-page screenshots and lazy loading took over 10 s.
+    page.set_default_timeout(30_000)
     yield result
     context.close()
 

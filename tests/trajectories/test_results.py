@@ -151,3 +151,62 @@ def test_reimport_names_unknown_ids():
 
     with pytest.raises(CommandError, match="no trajectory"):
         call_command("reimport", "0" * 64, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_reimport_replaces_events_the_importer_now_makes_differently_and_rescans(
+    owner, django_capture_on_commit_callbacks
+):
+    from apps.trajectories.models import Event
+    from apps.trajectories.services.reimport import trajectory_reimport
+    from tests.trajectories.test_compare import v0
+
+    trajectory = ingest(
+        v0(["ls", f"export TOKEN={SECRET}", "pytest"], "Fix it"), owner=owner, visibility="public"
+    )
+    fresh = list(Event.objects.filter(trajectory=trajectory).values_list("text", "data"))
+    # As an older importer stored it: the command's arguments left out of the action (so the
+    # secret in them was never stored, nor scanned), and the last output dropped.
+    Event.objects.filter(trajectory=trajectory, position=3).update(
+        text="Running a command", data={"action": "run"}
+    )
+    Event.objects.filter(trajectory=trajectory, position=6).delete()
+    Trajectory.objects.filter(pk=trajectory.pk).update(num_events=6)
+    assert trajectory.redactions == {} and trajectory.review_state == "approved"
+
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("reimport", stdout=out, stderr=io.StringIO())
+    assert "1 updated events" in out.getvalue()
+    trajectory.refresh_from_db()
+    assert trajectory.num_events == 7
+    assert list(Event.objects.filter(trajectory=trajectory).values_list("text", "data")) == fresh
+    # The new text went through the scan: the secret is redacted, and no visitor sees it.
+    assert SECRET in trajectory.redactions
+    page = Client().get(trajectory.get_absolute_url()).content.decode()
+    assert SECRET not in page
+    assert (
+        SECRET
+        not in Client().get(f"{trajectory.get_absolute_url()}events?after=0").content.decode()
+    )
+    # Nothing left to do the second time.
+    assert trajectory_reimport(trajectory=trajectory).status == "unchanged"
+
+
+def test_reimport_of_events_is_atomic(owner, monkeypatch):
+    from apps.trajectories.models import Event
+    from apps.trajectories.services import reimport
+    from tests.trajectories.test_compare import v0
+
+    trajectory = ingest(v0(["ls", "pytest"], "Fix it"), owner=owner, visibility="public")
+    Event.objects.filter(trajectory=trajectory, position=1).update(text="old text")
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(reimport, "_insert_events", fail)
+    with pytest.raises(RuntimeError):
+        reimport.trajectory_reimport(trajectory=trajectory)
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "approved" and trajectory.num_events == 5
+    assert Event.objects.filter(trajectory=trajectory).count() == 5
+    assert Event.objects.get(trajectory=trajectory, position=1).text == "old text"

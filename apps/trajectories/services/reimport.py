@@ -2,33 +2,54 @@
 patch of an evaluation row, whole; SWE-agent's info; tool schemas; image names) reaches
 trajectories shared before it did.
 
-Only the metadata the importer derives from the file is refreshed; the events stay as stored.
-New metadata is trajectory text a visitor may read (the Result card, the API, exports), and the
-scan has not seen it: a trajectory that was approved goes back to pending and is scanned again,
-like a re-share, so a secret in a patch never reaches a public page unredacted.
+The metadata the importer derives from the file is refreshed, and so are the events where the
+importer now makes different ones of the same file (a tool call's arguments rendered as a
+command, a screenshot kept, an event that used to be dropped): the events are replaced whole,
+in one transaction with the trajectory row, the way a re-share of the same file would replace
+them. New metadata and new event text are trajectory text a visitor may read (the Result card,
+the page, the API, exports), and the scan has not seen them: a trajectory that was approved goes
+back to pending and is scanned again, like a re-share, so the scan redacts the new text (and
+a secret in a patch or an event never reaches a public page unredacted).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import orjson
 from django.db import transaction
 from django.utils import timezone
 
 from apps.trajectories.importers import FormatError, parse
-from apps.trajectories.models import ReviewState, Trajectory
+from apps.trajectories.importers.base import CanonicalTrajectory
+from apps.trajectories.models import Event, ReviewState, Trajectory, TrajectoryImage
+from apps.trajectories.services.ingest import _insert_events, _totals
 from apps.trajectories.services.notify import _on_commit_stored, announce_public_change
-from apps.trajectories.services.storage import raw_read
+from apps.trajectories.services.prepare import _prepare_events, _Prepared
+from apps.trajectories.services.search import _search_text, _update_search_vector
+from apps.trajectories.services.storage import (
+    _delete_orphan_images,
+    _image_writer,
+    _link_images,
+    _WrittenFiles,
+    raw_read,
+)
 
 
 @dataclass(frozen=True)
 class ReimportOutcome:
     share_id: str
-    status: str  # "updated" | "unchanged" | "no raw upload" | "not importable: <why>"
+    # "updated" (metadata only) | "updated events" | "unchanged" | "no raw upload"
+    # | "not importable: <why>"
+    status: str
+
+
+EVENT_COLUMNS = ("position", "original_id", "timestamp", "source", "kind", "type", "cause", "text")
 
 
 def trajectory_reimport(*, trajectory: Trajectory) -> ReimportOutcome:
-    """Refresh one trajectory's metadata from its raw upload (see the module docstring)."""
+    """Refresh one trajectory's metadata and events from its raw upload (the module docstring)."""
     try:
         raw = raw_read(trajectory) if trajectory.raw_path else b""
     except OSError:
@@ -42,24 +63,78 @@ def trajectory_reimport(*, trajectory: Trajectory) -> ReimportOutcome:
     if not result.trajectories:
         why = str(result.errors[0].error) if result.errors else "no trajectory in it"
         return ReimportOutcome(trajectory.share_id, f"not importable: {why}")
-    fresh = result.trajectories[0].metadata
-    with transaction.atomic():
-        row = (
-            Trajectory.objects.select_for_update()
-            .filter(pk=trajectory.pk)
-            .only("metadata", "review_state")
-            .first()
+    canonical = result.trajectories[0]
+    written = _WrittenFiles()
+    try:
+        # As ingest does: images out of the events into storage (content-addressed, so those
+        # stored before are found, not written again), data serialised, NULs replaced.
+        prepared = _prepare_events(canonical.events, canonical.metadata, _image_writer(written))
+        with transaction.atomic():
+            status = _apply(trajectory.pk, canonical, prepared)
+    except BaseException:
+        written.cleanup()
+        raise
+    if status != "updated events":
+        written.cleanup()  # nothing links what was written (files that rows use are kept)
+    return ReimportOutcome(trajectory.share_id, status)
+
+
+def _events_differ(trajectory_id: int, prepared: _Prepared) -> bool:
+    """Whether the stored events are not exactly the ones the importer makes now."""
+    stored = Event.objects.filter(trajectory_id=trajectory_id).order_by("position")
+    count = 0
+    for row, event in zip(
+        stored.values_list(*EVENT_COLUMNS, "data").iterator(chunk_size=500),
+        prepared.events,
+        strict=False,
+    ):
+        count += 1
+        if tuple(row[:-1]) != tuple(getattr(event, name) for name in EVENT_COLUMNS):
+            return True
+        # The database's JSON against the importer's, both with sorted keys.
+        if orjson.dumps(row[-1], option=orjson.OPT_SORT_KEYS) != event.data_json:
+            return True
+    return count != len(prepared.events) or stored.count() != len(prepared.events)
+
+
+def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
+    row = (
+        Trajectory.objects.select_for_update()
+        .filter(pk=pk)
+        .only("metadata", "review_state", "title", "redactions", "share_id")
+        .first()
+    )
+    if row is None:
+        return "no raw upload"  # deleted meanwhile
+    metadata = {**(row.metadata if isinstance(row.metadata, dict) else {}), **prepared.metadata}
+    events_changed = _events_differ(pk, prepared)
+    if metadata == row.metadata and not events_changed:
+        return "unchanged"
+    fields: dict[str, Any] = {"metadata": metadata, "updated_at": timezone.now()}
+    if row.review_state == ReviewState.APPROVED:
+        # Unscanned text: out of public() until the scan has seen it.
+        fields["review_state"] = ReviewState.PENDING
+    if events_changed:
+        fields.update(
+            num_events=len(prepared.events),
+            head_fingerprint=prepared.head,
+            chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
+            search_text=_search_text(
+                row.title, (event.text for event in prepared.events), row.redactions
+            ),
+            **_totals(canonical, prepared),
         )
-        if row is None:
-            return ReimportOutcome(trajectory.share_id, "no raw upload")  # deleted meanwhile
-        metadata = {**(row.metadata if isinstance(row.metadata, dict) else {}), **fresh}
-        if metadata == row.metadata:
-            return ReimportOutcome(trajectory.share_id, "unchanged")
-        fields = {"metadata": metadata, "updated_at": timezone.now()}
-        if row.review_state == ReviewState.APPROVED:
-            # Unscanned text: out of public() until the scan has seen it.
-            fields["review_state"] = ReviewState.PENDING
-        Trajectory.objects.filter(pk=row.pk).update(**fields)
-        _on_commit_stored(row.pk, created=False)
-        announce_public_change([row.pk])
-    return ReimportOutcome(trajectory.share_id, "updated")
+    Trajectory.objects.filter(pk=pk).update(**fields)
+    if events_changed:
+        old_images = list(
+            TrajectoryImage.objects.filter(trajectory_id=pk).values_list("image_id", flat=True)
+        )
+        Event.objects.filter(trajectory_id=pk).delete()
+        TrajectoryImage.objects.filter(trajectory_id=pk).delete()
+        _insert_events(row, prepared.events)
+        _link_images(row, prepared.images)
+        _delete_orphan_images(old_images)
+        _update_search_vector(row)
+    _on_commit_stored(pk, created=False)
+    announce_public_change([pk])
+    return "updated events" if events_changed else "updated"

@@ -1,6 +1,7 @@
 """manage.py reimport: re-run the importers over stored raw uploads (services/reimport.py), so
 that trajectories shared before an importer kept more (an evaluation row's whole final patch,
-SWE-agent's info) get it too. Changed ones go back through the scan."""
+SWE-agent's info, tool calls rendered as commands) get it too, events included. Changed ones go
+back through the scan."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from apps.trajectories.services.reimport import trajectory_reimport
 
 
 class Command(BaseCommand):
-    help = "Re-run the importers over stored raw uploads and refresh what they derive (metadata)."
+    help = (
+        "Re-run the importers over stored raw uploads and refresh what they derive "
+        "(metadata, and the events where the importer now makes different ones)."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("share_ids", nargs="*", help="only these trajectories (default: all)")

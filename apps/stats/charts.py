@@ -17,7 +17,8 @@ from django.utils.safestring import SafeString, mark_safe
 WIDTH = 400  # viewBox units; the SVG scales to its column, a phone's included
 BAR = 18
 GAP = 6
-LABEL = 150
+LABEL = 170
+LABEL_CHARS = 18
 
 
 def _number(value: float) -> str:
@@ -40,7 +41,8 @@ def bars(rows: Sequence[Sequence[Any]], *, title: str, tone: str = "") -> SafeSt
         y = GAP + index * (BAR + GAP)
         width = max(float(value) / top * span, 1 if value else 0)
         text = str(label)
-        shown = text if len(text) <= 21 else text[:20] + "…"
+        # Short enough for the label column at a phone's larger type too (site.css).
+        shown = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
         parts.append(
             f'<g><text x="{LABEL - 6}" y="{y + BAR - 5}" class="chart-label" text-anchor="end">'
             f"{escape(shown)}<title>{escape(text)}</title></text>"

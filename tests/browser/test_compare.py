@@ -23,6 +23,9 @@ def test_compare_with_then_side_by_side(browser_page, owner, other_user):
     page.locator(f'a[href*="b={b.share_id}"]').click()
     page.wait_for_selector("#cmp-table")
     assert page.locator(".cmp-side").count() == 2
+    # Side by side, level with each other.
+    tops = [page.locator(".cmp-side").nth(n).bounding_box()["y"] for n in (0, 1)]
+    assert abs(tops[0] - tops[1]) < 1, tops
     assert page.locator("#cmp-table tbody tr").count() >= 10
     assert "line 3 other" in page.locator(".cmp-patch").inner_text()
     bp.screenshot("compare-desktop", full_page=True)

@@ -38,6 +38,9 @@ def test_stats_page_on_desktop_and_phone(browser_page):
     assert box["width"] > 300 and box["height"] > 40
     page.locator("#by-agent summary").click()
     assert "CodeActAgent" in page.locator("#by-agent table").inner_text()
+    # Cards side by side are level with each other.
+    tops = [page.locator(f"#{card}").bounding_box()["y"] for card in ("per-week", "by-agent")]
+    assert abs(tops[0] - tops[1]) < 1, tops
     bp.screenshot("stats-desktop", full_page=True)
     page.set_viewport_size(PHONE)
     bp.screenshot("stats-phone", full_page=True)
@@ -46,5 +49,22 @@ def test_stats_page_on_desktop_and_phone(browser_page):
     size = page.evaluate(
         "document.querySelector('#by-agent text.chart-label').getBoundingClientRect().height"
     )
-    assert size >= 9
+    assert size >= 11
+    # No label runs out of its chart on the left (the long one is cut with an ellipsis).
+    clipped = page.evaluate(
+        """() => [...document.querySelectorAll('svg.chart-bars')].flatMap(svg => {
+            const left = svg.getBoundingClientRect().left;
+            return [...svg.querySelectorAll('text.chart-label')]
+                .filter(t => t.getBoundingClientRect().left < left - 0.5)
+                .map(t => t.textContent); })"""
+    )
+    assert clipped == [], clipped
+    # Table headings are not split inside a word ("Trajecto-ries").
+    heading = page.locator("#by-agent th").last
+    line = float(
+        page.evaluate(
+            "parseFloat(getComputedStyle(document.querySelector('#by-agent th')).lineHeight) || 20"
+        )
+    )
+    assert heading.bounding_box()["height"] < 1.6 * line
     assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []

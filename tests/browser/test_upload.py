@@ -404,3 +404,6 @@ def test_left_out_events_are_shown_after_sharing(browser_page, tmp_path):
         "event 3: left out: event has neither 'action' nor 'observation'" in left_out.inner_text()
     )
     browser_page.screenshot("upload-left-out")
+    page.set_viewport_size(PHONE)
+    browser_page.screenshot("upload-left-out-phone", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1

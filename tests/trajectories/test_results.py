@@ -210,3 +210,25 @@ def test_reimport_of_events_is_atomic(owner, monkeypatch):
     assert trajectory.review_state == "approved" and trajectory.num_events == 5
     assert Event.objects.filter(trajectory=trajectory).count() == 5
     assert Event.objects.get(trajectory=trajectory, position=1).text == "old text"
+
+
+def test_reimport_does_not_store_a_dropped_image_again(owner, moderator, private_storage):
+    from apps.moderation.services import image_drop
+    from apps.trajectories.models import Event, Image
+    from apps.trajectories.services.reimport import trajectory_reimport
+    from apps.trajectories.services.storage import _storage
+    from tests.moderation.test_image_drop import share_with_screenshot
+    from tests.moderation.test_ocr import screenshot
+
+    trajectory = share_with_screenshot(owner, screenshot("a page with a token on it"))
+    Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")
+    image = Image.objects.get()
+    image_drop(trajectory=trajectory, moderator=moderator, sha256=image.sha256)
+    _storage().delete(image.path)  # say its bytes were removed from storage too
+    Event.objects.filter(trajectory=trajectory, position=1).update(text="old text")
+    trajectory.refresh_from_db()
+    assert trajectory_reimport(trajectory=trajectory).status == "updated events"
+    assert not _storage().exists(image.path)  # the raw upload's copy was not written back
+    trajectory.refresh_from_db()
+    assert image.sha256 in trajectory.dropped_images
+    assert image.sha256 not in trajectory.search_text

@@ -14,6 +14,7 @@ a secret in a patch or an event never reaches a public page unredacted).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +24,11 @@ from django.utils import timezone
 
 from apps.trajectories.importers import FormatError, parse
 from apps.trajectories.importers.base import CanonicalTrajectory
-from apps.trajectories.models import Event, ReviewState, Trajectory, TrajectoryImage
+from apps.trajectories.models import Event, Image, ReviewState, Trajectory, TrajectoryImage
 from apps.trajectories.services.ingest import _insert_events, _totals
 from apps.trajectories.services.notify import _on_commit_stored, announce_public_change
 from apps.trajectories.services.prepare import _prepare_events, _Prepared
-from apps.trajectories.services.search import _search_text, _update_search_vector
+from apps.trajectories.services.search import trajectory_search_refresh
 from apps.trajectories.services.storage import (
     _delete_orphan_images,
     _image_writer,
@@ -68,7 +69,7 @@ def trajectory_reimport(*, trajectory: Trajectory) -> ReimportOutcome:
     try:
         # As ingest does: images out of the events into storage (content-addressed, so those
         # stored before are found, not written again), data serialised, NULs replaced.
-        prepared = _prepare_events(canonical.events, canonical.metadata, _image_writer(written))
+        prepared = _prepare_events(canonical.events, canonical.metadata, _store_image(written))
         with transaction.atomic():
             status = _apply(trajectory.pk, canonical, prepared)
     except BaseException:
@@ -77,6 +78,19 @@ def trajectory_reimport(*, trajectory: Trajectory) -> ReimportOutcome:
     if status != "updated events":
         written.cleanup()  # nothing links what was written (files that rows use are kept)
     return ReimportOutcome(trajectory.share_id, status)
+
+
+def _store_image(written: _WrittenFiles) -> Callable[[str, bytes, str], None]:
+    """Ingest's image writer, except for images a moderator dropped: the raw upload still holds
+    their bytes, and re-importing must not put them back into storage."""
+    store = _image_writer(written)
+
+    def guarded(sha: str, blob: bytes, content_type: str) -> None:
+        if Image.objects.filter(sha256=sha, dropped_at__isnull=False).exists():
+            return
+        store(sha, blob, content_type)
+
+    return guarded
 
 
 def _events_differ(trajectory_id: int, prepared: _Prepared) -> bool:
@@ -101,7 +115,7 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
     row = (
         Trajectory.objects.select_for_update()
         .filter(pk=pk)
-        .only("metadata", "review_state", "title", "redactions", "share_id")
+        .only("metadata", "review_state", "title", "redactions", "dropped_images", "share_id")
         .first()
     )
     if row is None:
@@ -119,9 +133,6 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
             num_events=len(prepared.events),
             head_fingerprint=prepared.head,
             chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
-            search_text=_search_text(
-                row.title, (event.text for event in prepared.events), row.redactions
-            ),
             **_totals(canonical, prepared),
         )
     Trajectory.objects.filter(pk=pk).update(**fields)
@@ -134,7 +145,8 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
         _insert_events(row, prepared.events)
         _link_images(row, prepared.images)
         _delete_orphan_images(old_images)
-        _update_search_vector(row)
+        # From the new events, with the redactions and dropped images applied.
+        trajectory_search_refresh(trajectory=row)
     _on_commit_stored(pk, created=False)
     announce_public_change([pk])
     return "updated events" if events_changed else "updated"

@@ -48,6 +48,7 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 import psycopg  # noqa: E402
 
 TARGETS_MS = {"list": 50.0, "search": 150.0, "stats": 100.0}
+CONCURRENT = 4  # readers at once after a stats cache drop
 EXTRA_NOT_PUBLIC = 0.05  # private / held / pending rows mixed in, so visibility filters for real
 
 # --- Generated content ---------------------------------------------------------------------------
@@ -486,7 +487,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, workers: int = 1) -> subprocess.Popen:
     env = {**os.environ, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
     process = subprocess.Popen(
         [
@@ -495,7 +496,7 @@ def start_server(port: int) -> subprocess.Popen:
             "-b",
             f"127.0.0.1:{port}",
             "-w",
-            "1",
+            str(workers),
             "--log-level",
             "warning",
         ],
@@ -635,6 +636,42 @@ def bench_stats(session, base: str, requests_count: int) -> list[dict]:
         session.get(base + paths[0], timeout=60).raise_for_status()
         cold.append((time.perf_counter() - started) * 1000)
     floor = time_floor(sql, paths[:1], 5)
+    # The stampede guard: CONCURRENT readers right after a drop. One computes, the others wait
+    # for its numbers, so the slowest of them takes about one cold computation (without the
+    # guard each would run the seven aggregates, all at once, on the same cores).
+    import threading
+
+    import requests
+
+    port = free_port()
+    many = start_server(port, workers=CONCURRENT)  # one sync worker would serialise them
+    many_base = f"http://127.0.0.1:{port}"
+    stampede = []
+    for _ in range(4):  # the first round also wakes every worker: not counted
+        collection_stats_forget()
+        barrier = threading.Barrier(CONCURRENT)
+        times: list[float] = []
+
+        def reader(barrier: threading.Barrier = barrier, times: list[float] = times) -> None:
+            with requests.Session() as own:
+                barrier.wait()
+                started = time.perf_counter()
+                own.get(many_base + paths[0], timeout=120).raise_for_status()
+                times.append((time.perf_counter() - started) * 1000)
+
+        threads = [threading.Thread(target=reader) for _ in range(CONCURRENT)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        stampede.append(max(times))
+    many.terminate()
+    try:
+        many.wait(60)  # a loaded machine takes a while to stop four workers
+    except subprocess.TimeoutExpired:
+        many.kill()
+        many.wait(10)
+    stampede = stampede[1:]
     time_http(session, base, paths, 20)  # warm up
     warm = time_http(session, base, paths, requests_count)
     return [
@@ -660,6 +697,17 @@ def bench_stats(session, base: str, requests_count: int) -> list[dict]:
             "floor_p95_ms": percentile(floor, 95),
             "target_p95_ms": None,
         },
+        {
+            "scenario": f"/stats/ cold, {CONCURRENT} at once (slowest)",
+            "kind": "stats",
+            "queries": len(sql[paths[0]]),
+            "p50_ms": statistics.median(stampede),
+            "p95_ms": percentile(stampede, 95),
+            "max_ms": max(stampede),
+            "floor_p50_ms": statistics.median(floor),
+            "floor_p95_ms": percentile(floor, 95),
+            "target_p95_ms": None,
+        },
     ]
 
 
@@ -669,6 +717,11 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--requests", type=int, default=200, help="requests per scenario")
     parser.add_argument("--reload", action="store_true", help="reload even if the count matches")
+    parser.add_argument(
+        "--stats-only",
+        action="store_true",
+        help="only /stats/ (warm, cold, concurrent cold) and the API list's first page beside it",
+    )
     args = parser.parse_args()
 
     ensure_database()
@@ -693,6 +746,8 @@ def main() -> None:
     try:
         session = requests.Session()
         plan = scenarios(rng, session, base)
+        if args.stats_only:
+            plan = {name: plan[name] for name in ("API list, first page",)}
         for name, (kind, paths) in plan.items():
             time_http(session, base, paths, min(20, args.requests))  # warm up
             http = time_http(session, base, paths, args.requests)

@@ -93,9 +93,7 @@ class Scanner:
         self.cache_dir = cache_dir
         self._literal = hand.FAMILY["literal"]
         self._keyword = hand.FAMILY["keyword"]
-        self._literal_names = tuple(r.name for r in self._literal)
-        self._keyword_names = tuple(r.name for r in self._keyword)
-        self._number = hand.compiled("number", tuple(r.name for r in hand.FAMILY["number"]))
+        self._number = hand.compiled_numbers()
 
     # --- the passes -------------------------------------------------------------------------
 
@@ -110,11 +108,12 @@ class Scanner:
             return []
         term = normalize.terminal(text)
         base = term.text if term is not None else text
-        found = self._all(base, personal=True, use_library=True)
+        runs = hand.alphabet_runs(base)
+        found = self._all(base, personal=True, use_library=True, runs=runs)
         for view, personal, use_library in (
             (normalize.url_decoded(base), True, True),
             (normalize.unwrapped(base), False, True),
-            (normalize.base64_decoded(base), False, False),
+            (normalize.base64_decoded(base, runs), False, False),
         ):
             if view is not None:
                 inner = self._all(view.text, personal=personal, use_library=use_library)
@@ -125,43 +124,52 @@ class Scanner:
             return _without_overlaps(found)
         return [detection for _, detection in found]
 
-    def _all(self, text: str, *, personal: bool, use_library: bool) -> _Found:
+    def _all(
+        self,
+        text: str,
+        *,
+        personal: bool,
+        use_library: bool,
+        runs: list[tuple[int, int]] | None = None,
+    ) -> _Found:
         found: _Found = []
         if use_library:
             allow = self.allowlist
             for detection in library.find(text, self.cache_dir):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
-        # Substring tests (C, memory speed) leave out the rules whose anchors do not occur: each
-        # branch left in an alternation costs at every position where it could start.
-        names = tuple(r.name for r in self._literal if any(t in text for t in r.triggers))
-        if names:
-            self._run(hand.compiled("literal", names), text, text, found, personal)
+        for rule, match in hand.anchors("literal").matches(text):
+            if personal or rule.category != PERSONAL:
+                self._take(match, rule, "value", text, found)
         lower = text.lower()
-        # Lowercasing keeps offsets unless a character grows (e.g. "İ"); then skip the trick.
         if len(lower) == len(text):
-            names = tuple(r.name for r in self._keyword if any(t in lower for t in r.triggers))
-            if names:
-                self._run(hand.compiled("keyword", names), lower, text, found, personal)
-        else:
-            self._run(hand.compiled_ignorecase(self._keyword_names), text, text, found, personal)
-        self._aws_bare(text, found)
+            for rule, match in hand.anchors("keyword").matches(lower):
+                self._take(match, rule, "value", text, found)
+        else:  # a character that grows when lowercased (e.g. "İ") would shift the offsets
+            for rule in self._keyword:
+                for match in hand.compiled(rule.name, True).finditer(text):
+                    self._take(match, rule, "value", text, found)
+        self._aws_bare(text, hand.alphabet_runs(text) if runs is None else runs, found)
         if personal:
-            self._run(self._number, text, text, found, personal)
+            for match in self._number.finditer(text):
+                name = match.lastgroup
+                self._take(match, hand.BY_NAME[name], f"{name}__v", text, found)  # type: ignore[index]
             if _IPV6_HINT.search(text):
                 self._ipv6_scan(text, found)
         return found
 
-    def _aws_bare(self, text: str, out: _Found) -> None:
+    def _aws_bare(self, text: str, runs: list[tuple[int, int]], out: _Found) -> None:
+        """A bare AWS secret key: a run of exactly 40 characters of its alphabet, no `=` in it
+        or before it (`KEY=<40 characters>` is the keyword rules' and the library's)."""
         allow = self.allowlist
-        for match in hand.AWS_SECRET_RUNS.finditer(text):
-            if match.end() - match.start() != 40:
+        for start, end in runs:
+            if end - start != 40 or (start and text[start - 1] == "="):
                 continue
-            value = match.group(0)
+            value = text[start:end]
             if "=" in value:
                 continue
             if hand.aws_secret_like(value) and not allow.allows_secret(value):
-                out.append((_AWS_BARE_PRIORITY, Detection("aws_secret_key", value, *match.span())))
+                out.append((_AWS_BARE_PRIORITY, Detection("aws_secret_key", value, start, end)))
 
     def scan_many(self, texts: Sequence[str]) -> list[tuple[int, Detection]]:
         """Scan many strings in one pass: `(index into texts, detection within that string)`.
@@ -210,72 +218,68 @@ class Scanner:
             return None
         return Detection("secret", value, 0, len(value))
 
-    def _run(
-        self, pattern: re.Pattern[str], haystack: str, text: str, out: _Found, personal: bool
+    def _take(
+        self, match: re.Match[str], matched: hand.Rule, value_group: str, text: str, out: _Found
     ) -> None:
+        """A match of `matched` (found in `text` or its lowercased copy: same offsets), checked
+        and post-processed on `text`; appended to `out` unless it is excused."""
         allow = self.allowlist
-        for match in pattern.finditer(haystack):
-            name = match.lastgroup
-            rule = hand.BY_NAME[name]  # type: ignore[index]
-            if not personal and rule.category == PERSONAL:
-                continue
-            start, end = match.start(), match.end()
-            value_group = f"{name}__v"
-            if value_group in pattern.groupindex and match.start(value_group) >= 0:
-                start, end = match.span(value_group)
-            kind = rule.kind
-            if kind == "email":
-                at = start - 1
-                start = at
-                floor = max(0, at - 64)
-                while start > floor and text[start - 1] in _EMAIL_LOCAL:
-                    start -= 1
-                while start < at and text[start] == ".":
-                    start += 1
-                if start == at or (start == floor and floor and text[floor - 1] in _EMAIL_LOCAL):
-                    continue
-                domain = text[at + 1 : end]
-                if domain.rsplit(".", 1)[-1].lower() in _FILE_TLDS or allow.allows_domain(domain):
-                    continue
-            if (
-                kind == "password"
-                and end - start > 2
-                and text[start] in "'\""
-                and (text[start] == text[end - 1])
-            ):
-                start, end = start + 1, end - 1  # `-p'pw'`: the password, not its quotes
-            if kind == "secret":
-                # "Your new password: aB3#fG7!kL9@." - the full stop ends the sentence.
-                while end - start > 8 and text[end - 1] == ".":
-                    end -= 1
-                # `?key=value&x=1` in a URL: the value ends at the next parameter.
-                parameter = _NEXT_PARAMETER.search(text, start, end)
-                if parameter is not None:
-                    end = parameter.start()
-            value = text[start:end]
-            if rule.category == SECRET:
-                if rule.check is not None and not rule.check(value):
-                    continue
-                # A key followed by `...` or `…` is a key all the same (a partial one too).
-                if allow.allows_secret(value):
-                    continue
-            elif kind == "email":
-                if allow.allows_value(value):
-                    continue
-            elif kind == "ip_address":
-                try:
-                    address = ipaddress.IPv4Address(value)
-                except ValueError:
-                    continue
-                if allow.allows_ip(address):
-                    continue
-            elif kind == "phone":
-                digits = sum(c.isdigit() for c in value)
-                if digits < 8 or digits > 15 or allow.allows_phone(value):
-                    continue
-                if not _valid_phone(value):
-                    continue
-            out.append((rule.priority, Detection(kind, value, start, end)))
+        start, end = match.start(), match.end()
+        if value_group in match.re.groupindex and match.start(value_group) >= 0:
+            start, end = match.span(value_group)
+        kind = matched.kind
+        if kind == "email":
+            at = start - 1
+            start = at
+            floor = max(0, at - 64)
+            while start > floor and text[start - 1] in _EMAIL_LOCAL:
+                start -= 1
+            while start < at and text[start] == ".":
+                start += 1
+            if start == at or (start == floor and floor and text[floor - 1] in _EMAIL_LOCAL):
+                return
+            domain = text[at + 1 : end]
+            if domain.rsplit(".", 1)[-1].lower() in _FILE_TLDS or allow.allows_domain(domain):
+                return
+        if (
+            kind == "password"
+            and end - start > 2
+            and text[start] in "'\""
+            and (text[start] == text[end - 1])
+        ):
+            start, end = start + 1, end - 1  # `-p'pw'`: the password, not its quotes
+        if kind == "secret":
+            # "Your new password: aB3#fG7!kL9@." - the full stop ends the sentence.
+            while end - start > 8 and text[end - 1] == ".":
+                end -= 1
+            # `?key=value&x=1` in a URL: the value ends at the next parameter.
+            parameter = _NEXT_PARAMETER.search(text, start, end)
+            if parameter is not None:
+                end = parameter.start()
+        value = text[start:end]
+        if matched.category == SECRET:
+            if matched.check is not None and not matched.check(value):
+                return
+            # A key followed by `...` or `…` is a key all the same (a partial one too).
+            if allow.allows_secret(value):
+                return
+        elif kind == "email":
+            if allow.allows_value(value):
+                return
+        elif kind == "ip_address":
+            try:
+                address = ipaddress.IPv4Address(value)
+            except ValueError:
+                return
+            if allow.allows_ip(address):
+                return
+        elif kind == "phone":
+            digits = sum(c.isdigit() for c in value)
+            if digits < 8 or digits > 15 or allow.allows_phone(value):
+                return
+            if not _valid_phone(value):
+                return
+        out.append((matched.priority, Detection(kind, value, start, end)))
 
     def _ipv6_scan(self, text: str, out: _Found) -> None:
         pos = 0

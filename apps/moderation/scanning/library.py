@@ -126,9 +126,61 @@ def _library_view(text: str) -> bytes:
     return view
 
 
+# The library's cost per input grows with the input's length for every rule whose prefilter
+# fired anywhere in it (a rule's full pattern then reads the whole input), so a long text is
+# scanned in pieces of about CHUNK characters: the strings of a batch are cut at the NUL between
+# them (nothing matches across it), one long string at a line break, with CONTEXT characters of
+# the text before the cut read again (a keyword on one line and its value on the next, a private
+# key of a few lines). Measured on the bench corpus: 2,000-string batches (90 KB) scanned whole
+# ran at 0.6 of the speed of 16 KB pieces, a whole 1 MB text at 0.25.
+CHUNK = 16 * 1024
+CONTEXT = 4 * 1024
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """(start, end) spans covering `text` whose findings together are the whole text's."""
+    if len(text) <= 2 * CHUNK:
+        return [(0, len(text))]
+    spans = []
+    start = 0
+    length = len(text)
+    while length - start > 2 * CHUNK:
+        cut = text.find("\x00", start + CHUNK, start + 2 * CHUNK)
+        if cut >= 0:
+            spans.append((start, cut))
+            start = cut + 1
+            continue
+        cut = text.find("\n", start + CHUNK, start + 2 * CHUNK)
+        if cut < 0:
+            cut = start + CHUNK  # one line longer than CHUNK: the overlap covers the cut
+        spans.append((start, cut))
+        start = max(cut - min(CONTEXT, CHUNK // 2), start + 1)
+    spans.append((start, length))
+    return spans
+
+
 def find(text: str, cache_dir: str | None = None) -> list[Detection]:
     """Every match of the library's rules (component helpers too: an AWS secret key found as the
     partner of its key id is a secret all the same), as character offsets into `text`."""
+    spans = _pieces(text)
+    if len(spans) == 1:
+        return _find(text, cache_dir)
+    out: list[Detection] = []
+    seen: set[tuple[int, int, str]] = set()
+    for low, high in spans:
+        for found in _find(text[low:high], cache_dir):
+            key = (found.start + low, found.end + low, found.kind)
+            if key in seen:  # found again in the overlap of two pieces
+                continue
+            seen.add(key)
+            out.append(
+                Detection(found.kind, found.text, found.start + low, found.end + low, found.value)
+            )
+    out.sort(key=lambda detection: detection.start)
+    return out
+
+
+def _find(text: str, cache_dir: str | None) -> list[Detection]:
     data = _library_view(text)
     findings = engine(cache_dir).scan(data)
     if not findings:

@@ -18,11 +18,18 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from apps.moderation.scanning.rules import alphabet_runs
+
 # The same sequences the trajectory page removes from terminal output (rendering/text.py).
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # Control characters the page drops; NUL is kept (it separates the strings of a batch).
 _CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TERMINAL = re.compile(ANSI.pattern + "|" + _CONTROL.pattern)
+# The same characters (ESC among them) as 1 in a byte table: whether a text has any is then two C
+# passes (`encode` with one byte per character, `translate`), not a character-class search.
+_CONTROL_TABLE = bytes(
+    1 if (c <= 0x1F and c not in (0x00, 0x09, 0x0A, 0x0D)) or c == 0x7F else 0 for c in range(256)
+)
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # A line break between two runs of token characters, the first line long enough to be a
 # terminal's full width: where a terminal wraps a long key. (The look-behind comes after the
@@ -36,9 +43,8 @@ _WRAP_MIN_LINE = 20
 # A terminal wraps at its width: a wrapped line is as long as the full line before it, or as
 # long as one of the widths terminals commonly have. This keeps ordinary line ends out.
 _WIDTHS = frozenset({40, 72, 80, 100, 120, 132, 160, 200, 240})
-# Maximal runs of the alphabet, each matched once (a class-first pattern with no look-behind
-# lets `re` skip ahead); runs that touch `_` or `-` are URL-safe tokens, not Base64.
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+# Base64 runs are `rules.alphabet_runs`; runs that touch `_` or `-` are URL-safe tokens, not
+# Base64.
 _MAX_RUN = 8192
 _URLSAFE = frozenset("_-")
 _MAX_DECODED = 4096  # Base64 runs decoded per text: bounds the work on a text full of them
@@ -130,7 +136,7 @@ def _build(text: str, replacements: list[tuple[int, int, str]], margin: int | No
 
 def terminal(text: str) -> View | None:
     """The text without colour codes and control characters, as the page shows terminal output."""
-    if "\x1b" not in text and not _CONTROL.search(text):
+    if 1 not in text.encode("ascii", "replace").translate(_CONTROL_TABLE):
         return None
     return _build(text, [(m.start(), m.end(), "") for m in _TERMINAL.finditer(text)], None)
 
@@ -178,22 +184,24 @@ def _printable(decoded: str) -> bool:
     return sum(c.isprintable() or c in "\n\r\t" for c in decoded) >= 0.95 * len(decoded)
 
 
-def base64_decoded(text: str) -> View | None:
-    """Base64 runs that decode to text, decoded (each maps back to its whole run)."""
+def base64_decoded(text: str, runs: list[tuple[int, int]] | None = None) -> View | None:
+    """Base64 runs that decode to text, decoded (each maps back to its whole run).
+
+    `runs`: `rules.alphabet_runs(text)` when the caller has it already (the bare AWS key pass
+    reads the same runs)."""
     replacements = []
-    for match in _BASE64_RUN.finditer(text):
-        start, end = match.span()
+    for start, end in alphabet_runs(text) if runs is None else runs:
         if end - start > _MAX_RUN or (start and text[start - 1] in _URLSAFE):
             continue
         if end < len(text) and text[end] in _URLSAFE:
             continue
-        run = match.group(0)
+        run = text[start:end]
         try:
             decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
         except (binascii.Error, ValueError):
             continue
         if len(decoded) >= 12 and _printable(decoded):
-            replacements.append((match.start(), match.end(), decoded.replace("\x00", " ")))
+            replacements.append((start, end, decoded.replace("\x00", " ")))
             if len(replacements) >= _MAX_DECODED:
                 break
     return _build(text, replacements, 0)

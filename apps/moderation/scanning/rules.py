@@ -7,13 +7,11 @@ stand alone (the library reports an access key id only next to its secret, and a
 after a keyword), private keys cut off before their END line, and key formats the library's
 rules miss (OpenAI keys without the `T3BlbkFJ` marker, `sk-None-...`, Anthropic OAuth tokens).
 
-Speed comes from how Python's `re` searches: a pattern whose first instruction is a literal or a
-character class gets a C-level scan that skips every position where it cannot start. So the rules
-are combined into a few alternations whose every branch starts with a literal (`s` of `sk-`, `@`
-of an email, `:` of `://`), or with one character class (digits for IPs and phone numbers), and
-word boundaries are written as look-behinds placed *after* that first character. Rules whose
-anchors do not occur in a short text are left out of its alternation (a cheap substring test);
-compiled alternations are cached per set of rules.
+Speed: every rule starts with a literal anchor (`sk-`, the `@` of an email, `://`, `password`).
+One Aho-Corasick pass per family (`Anchors`) finds where any anchor occurs, and each rule's own
+pattern is tried only there; keyword rules run on the lowercased text. The number rules share
+one alternation under a character-class anchor, and maximal runs of the Base64 alphabet (bare
+AWS secret keys, Base64-encoded text) are found once on a one-byte-per-character copy.
 """
 
 from __future__ import annotations
@@ -25,6 +23,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+
+import ahocorasick_rs
 
 from apps.moderation.scanning.detection import PERSONAL, SECRET
 
@@ -111,22 +111,25 @@ def aws_secret_like(value: str) -> bool:
 
 @dataclass(frozen=True)
 class Rule:
-    """One pattern. `pattern` starts right after `first` (the literal that anchors the branch).
+    """One pattern: `anchor`, the literal every match starts with, then `pattern`.
 
     A `(?P<value>...)` group, if present, is the part that is reported and redacted (the secret of
-    `password=...`, not the word `password`). `triggers`: substrings of which one must occur for
-    the rule to run at all on a short text (tested on the lowercased text for keyword rules).
+    `password=...`, not the word `password`). Keyword rules are matched on the lowercased text, so
+    their anchors and patterns are lowercase.
     """
 
     name: str
     kind: str
     category: str
     family: str
-    first: str
+    anchor: str
     pattern: str
-    triggers: tuple[str, ...] = ()
     check: Callable[[str], bool] | None = None
     priority: int = 5  # lower wins when two findings overlap
+
+    @property
+    def source(self) -> str:
+        return re.escape(self.anchor) + self.pattern
 
 
 _B64URL = r"A-Za-z0-9_\-"
@@ -160,6 +163,20 @@ _PREFIXED: tuple[tuple[str, str, str], ...] = (
     ("duffel_token", "duffel_", r"(?:test|live)_[a-z0-9_\-=]{43}"),
     ("frameio_token", "fio-u-", r"[a-z0-9\-_=]{64}"),
 )
+
+# Keyword assignments whose value has no format of its own (`DB_PASSWORD=...`, a JSON member
+# named `api_key`): one rule, driven by this table of keywords. Each row is the keyword's
+# literal start (its anchor, searched for at memory speed) and the rest of its spellings.
+KEYWORDS: tuple[tuple[str, str], ...] = (
+    ("passw", r"(?:or)?d"), ("passphrase", ""), ("pwd", ""), ("private", r"[_-]?key"),
+    ("secret", r"(?:[_-]?key)?"), ("signing", r"[_-]?(?:key|secret)"),
+    ("session", r"[_-]?(?:key|secret)"),
+    ("api", r"[_-]?(?:key|token|secret)"), ("access", r"[_-]?(?:key|token)"),
+    ("auth", r"[_-]?(?:key|token)"), ("app", r"[_-]?(?:key|secret)"),
+    ("client", r"[_-]?secret"), ("cookie", r"[_-]?secret"), ("crypt", r"o?[_-]?key"),
+    ("token", ""), ("enc", r"(?:ryption|rypt)?[_-]?key"), ("master", r"[_-]?key"),
+    ("hmac", r"[_-]?(?:key|secret)"), ("jwt", r"[_-]?(?:key|secret)"),
+)
 # fmt: on
 
 
@@ -173,9 +190,8 @@ def _prefixed_rules() -> tuple[Rule, ...]:
                 kind,
                 SECRET,
                 "literal",
-                prefix[0],
-                rf"{re.escape(prefix[1:])}{boundary}{body}(?![A-Za-z0-9_\-=])",
-                (prefix,),
+                prefix,
+                rf"{boundary}{body}(?![A-Za-z0-9_\-=])",
                 random_looking,
                 0,
             )
@@ -183,115 +199,108 @@ def _prefixed_rules() -> tuple[Rule, ...]:
     return tuple(rules)
 
 
-# Fields: name, kind, category, family, first, pattern, triggers, check, priority.
+def _keyword_rules() -> tuple[Rule, ...]:
+    return tuple(
+        Rule(f"assignment_{anchor}", "secret", SECRET, "keyword", anchor,
+             rf"{rest}{_ASSIGN}{_VALUE}", high_entropy, 5)
+        for anchor, rest in KEYWORDS
+    )  # fmt: skip
+
+
+# Fields: name, kind, category, family, anchor, pattern, check, priority.
 # fmt: off
 RULES: tuple[Rule, ...] = (
     *_prefixed_rules(),
     # ---- key formats the library misses: literal anchors, case-sensitive ------------------------
     Rule(
-        "anthropic", "anthropic_api_key", SECRET, "literal", "s",
-        rf"k-ant-(?<![\w\-]sk-ant-)(?:api|admin|sid|oat|ort)\d{{2}}-[{_B64URL}]{{32,}}{_END}",
-        ("sk-ant-",), random_looking, 0,
+        "anthropic", "anthropic_api_key", SECRET, "literal", "sk-ant-",
+        rf"(?<![\w\-]sk-ant-)(?:api|admin|sid|oat|ort)\d{{2}}-[{_B64URL}]{{32,}}{_END}",
+        random_looking, 0,
     ),
     Rule(
-        "openai", "openai_api_key", SECRET, "literal", "s",
-        rf"k-(?<![\w\-]sk-)(?:(?:proj|svcacct|admin|None)-[{_B64URL}]{{20,}}|[A-Za-z0-9]{{20,}}){_END}",
-        ("sk-",), token_like, -2,
+        "openai", "openai_api_key", SECRET, "literal", "sk-",
+        rf"(?<![\w\-]sk-)(?:(?:proj|svcacct|admin|None)-[{_B64URL}]{{20,}}|[A-Za-z0-9]{{20,}}){_END}",
+        token_like, -2,
     ),
-    Rule(
-        "aws_key_id", "aws_access_key", SECRET, "literal", "A",
-        r"(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9]A[KSBC][IC]A)[A-Z0-9]{16}(?![A-Za-z0-9])",
-        ("AKIA", "ASIA", "ABIA", "ACCA"), random_looking, 0,
+    *(
+        Rule(
+            f"aws_key_id_{anchor}", "aws_access_key", SECRET, "literal", anchor,
+            rf"(?<![A-Za-z0-9]{anchor})[A-Z0-9]{{16}}(?![A-Za-z0-9])",
+            random_looking, 0,
+        )
+        for anchor in ("AKIA", "ASIA", "ABIA", "ACCA")
     ),
     # A private key whose END line is missing (a title or preview cut it off): still a key.
     Rule(
-        "private_key", "private_key", SECRET, "literal", "-",
-        r"----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
+        "private_key", "private_key", SECRET, "literal", "-----BEGIN",
+        r"[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[^\x00]{0,20000}?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
         r"|[A-Za-z0-9+/=\s\\:,.-]*)",
-        ("PRIVATE KEY",), None, 0,
+        None, 0,
     ),
     Rule(
-        "url_credentials", "url_credentials", SECRET, "literal", ":",
-        r"//[A-Za-z0-9._~%!$&'*+,;=-]{0,128}:(?P<value>[^\s/?#@\"'<>\x00]{3,256})@[A-Za-z0-9\[]",
-        ("://",), None, 2,
+        "url_credentials", "url_credentials", SECRET, "literal", "://",
+        r"[A-Za-z0-9._~%!$&'*+,;=-]{0,128}:(?P<value>[^\s/?#@\"'<>\x00]{3,256})@[A-Za-z0-9\[]",
+        None, 2,
     ),
     # The local part of an email is found by the post-processor, looking back from the `@`.
     Rule(
         "email", "email", PERSONAL, "literal", "@",
         r"(?P<value>[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
         r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24})(?![A-Za-z0-9-])",
-        ("@",), None, 6,
+        None, 6,
     ),
     # ---- keyword assignments and command lines: matched on the lowercased text -----------------
     Rule(
-        "aws_secret", "aws_secret_key", SECRET, "keyword", "a",
-        r"ws_?secret_?(?:access_?)?key[\"']?\s*(?:=|:|=>)\s*[\"']?"
+        "aws_secret", "aws_secret_key", SECRET, "keyword", "aws",
+        r"_?secret_?(?:access_?)?key[\"']?\s*(?:=|:|=>)\s*[\"']?"
         r"(?P<value>[a-z0-9/+]{40})(?![a-z0-9/+=])",
-        ("aws",), random_looking, 0,
+        random_looking, 0,
     ),
+    *_keyword_rules(),
+    # `mysql -u root -p'pw' db`, `mysqldump -pS3cret db` (no space: -p with a space prompts).
     *(
         Rule(
-            f"assignment_{first}", "secret", SECRET, "keyword", first,
-            rf"(?:{keywords}){_ASSIGN}{_VALUE}",
-            triggers, high_entropy, 5,
+            f"{client}_password", "password", SECRET, "keyword", client,
+            rf"{rest}\b[^\n]{{0,200}}?\s-p(?P<value>'[^'\n]{{1,128}}'|\"[^\"\n]{{1,128}}\"|[^\s'\"-][^\s'\"]{{0,127}})",
+            _command_password, 3,
         )
-        for first, keywords, triggers in (
-            ("p", r"assw(?:or)?d|assphrase|wd|rivate[_-]?key", ("pass", "pwd", "private")),
-            ("s", r"ecret(?:[_-]?key)?|igning[_-]?(?:key|secret)|ession[_-]?(?:key|secret)", ("secret", "signing", "session")),
-            ("a", r"pi[_-]?(?:key|token|secret)|ccess[_-]?(?:key|token)|uth[_-]?(?:key|token)|pp[_-]?(?:key|secret)", ("api", "access", "auth", "app")),
-            ("c", r"lient[_-]?secret|ookie[_-]?secret|rypt(?:o)?[_-]?key", ("client", "cookie", "crypt")),
-            ("t", r"oken", ("token",)),
-            ("e", r"ncryption[_-]?key|nc(?:rypt)?[_-]?key", ("enc",)),
-            ("m", r"aster[_-]?key", ("master",)),
-            ("h", r"mac[_-]?(?:key|secret)", ("hmac",)),
-            ("j", r"wt[_-]?(?:key|secret)", ("jwt",)),
-        )
-    ),
-    # `mysql -u root -p'pw' db`, `mysqldump -pS3cret db` (no space: -p with a space prompts).
-    Rule(
-        "mysql_password", "password", SECRET, "keyword", "m",
-        r"(?:ysql|ysqldump|ysqladmin|ariadb)\b[^\n]{0,200}?\s-p(?P<value>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s'\"-][^\s'\"]{0,127})",
-        ("mysql", "mariadb"), _command_password, 3,
+        for client, rest in (("mysql", "(?:dump|admin)?"), ("mariadb", ""))
     ),
     # `--password pw`, `--password=pw`, `--db-password 'pw'`.
     Rule(
-        "flag_password", "password", SECRET, "keyword", "-",
-        r"-(?:[a-z]+-)?(?:password|passwd|pass)(?:=|\s+)(?P<value>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s'\"-][^\s'\"]{0,127})",
-        ("--",), _command_password, 4,
+        "flag_password", "password", SECRET, "keyword", "--",
+        r"(?:[a-z]+-)?(?:password|passwd|pass)(?:=|\s+)(?P<value>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s'\"-][^\s'\"]{0,127})",
+        _command_password, 4,
     ),
     Rule(
-        "bearer", "bearer_token", SECRET, "keyword", "b",
-        r"earer\s+(?P<value>[a-z0-9._~+/-]{16,}=*)(?![a-z0-9._~+/=-])",
-        ("bearer",), token_like, 4,
+        "bearer", "bearer_token", SECRET, "keyword", "bearer",
+        r"\s+(?P<value>[a-z0-9._~+/-]{16,}=*)(?![a-z0-9._~+/=-])",
+        token_like, 4,
     ),
     Rule(
-        "basic_auth", "bearer_token", SECRET, "keyword", "a",
-        r"uthorization[\"']?\s*:\s*[\"']?basic\s+(?P<value>[a-z0-9+/]{8,}=*)",
-        ("authorization",), None, 4,
+        "basic_auth", "bearer_token", SECRET, "keyword", "authorization",
+        r"[\"']?\s*:\s*[\"']?basic\s+(?P<value>[a-z0-9+/]{8,}=*)",
+        None, 4,
     ),
     # ---- numbers: one character-class anchor, boundaries as look-behinds after it -------------
     Rule(
         "ipv4", "ip_address", PERSONAL, "number", "",
         r"(?<=[0-9])\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\w]|\.\d)",
-        (), None, 7,
+        None, 7,
     ),
     Rule(
         "phone_intl", "phone", PERSONAL, "number", "",
         r"(?<=\+)[1-9]\d{0,2}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}(?![\w-]|\.\d)",
-        (), None, 7,
+        None, 7,
     ),
     Rule(
         "phone_nanp", "phone", PERSONAL, "number", "",
         r"(?:(?<=\()\d{3}\)[ .-]?|(?<=[2-9])\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w-]|\.\d)",
-        (), None, 7,
+        None, 7,
     ),
 )
 # fmt: on
-
-# A bare AWS secret key: 40 characters of its alphabet standing alone. Its own pass finds each
-# maximal run of the alphabet once (greedy, no backtracking) and keeps the runs of exactly 40.
-AWS_SECRET_RUNS = re.compile(r"[A-Za-z0-9/+=]{40,}")
 
 IPV6_KIND = "ip_address"
 BY_NAME = {rule.name: rule for rule in RULES}
@@ -303,35 +312,88 @@ for _rule in RULES:
     FAMILY[_rule.family] = (*FAMILY.get(_rule.family, ()), _rule)
 del _rule
 
+
+# --- Runs of the Base64 alphabet -----------------------------------------------------------------
+# A bare AWS secret key (40 characters of its alphabet standing alone) and Base64-encoded text
+# are both maximal runs of one alphabet. A pattern such as `[A-Za-z0-9/+=]{40,}` costs in `re`
+# at every position of every shorter run (it fails and retries one character on), so the runs
+# are found on a copy of the text with one byte per character (C `encode` and `translate`),
+# where the alphabet reads `a` and `=` stays `=`: the pattern then starts with a literal of 20
+# `a`s, which `re` searches at memory speed.
+_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_RUN_TABLE = bytes(
+    ord("a") if c in _ALPHABET else ord("=") if c == ord("=") else ord(" ") for c in range(256)
+)
+MIN_RUN = 20
+# Spelled out: `a{20}` would not count as a literal prefix for `re`'s fast search (10x slower).
+_RUNS = re.compile(b"a" * MIN_RUN + rb"[a]*={0,2}")
+
+
+def alphabet_runs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each maximal run of `[A-Za-z0-9+/]` of 20 or more, with up to two `=`
+    after it, as character offsets into `text`."""
+    data = text.encode("ascii", "replace").translate(_RUN_TABLE)  # one byte per character
+    return [match.span() for match in _RUNS.finditer(data)]
+
+
 # Changes whenever a rule changes: recorded with each scan, so a change triggers rescans.
 VERSION = hashlib.sha256(
     "\n".join(
-        f"{r.name}|{r.kind}|{r.first}|{r.pattern}|{r.triggers}|{getattr(r.check, '__name__', '')}"
-        for r in RULES
+        f"{r.name}|{r.kind}|{r.source}|{getattr(r.check, '__name__', '')}" for r in RULES
     ).encode()
-    + AWS_SECRET_RUNS.pattern.encode()
+    + _RUNS.pattern
 ).hexdigest()[:12]
 
 
-@lru_cache(maxsize=512)
-def compiled(family: str, names: tuple[str, ...]) -> re.Pattern[str]:
-    """One alternation of the given rules: `<first>(?P<name>...)|...`.
+@lru_cache(maxsize=256)
+def compiled(name: str, ignorecase: bool = False) -> re.Pattern[str]:
+    """One rule on its own, its anchor first: matched where its anchor was found."""
+    return re.compile(BY_NAME[name].source, re.IGNORECASE if ignorecase else 0)
 
-    Every branch starts with its literal (or the family's one character class), so `re` can skip
-    positions where none could start. `lastgroup` names the rule (its group closes last).
+
+class Anchors:
+    """Where the rules of a family can start: one Aho-Corasick pass (Rust, the `aho-corasick`
+    crate through `ahocorasick_rs`) finds every anchor of every rule at once, and each rule's own
+    pattern is then tried only there.
+
+    `re` cannot do this itself: an alternation of rules that start with different characters has
+    no literal prefix, so `re` tries every branch at nearly every position (measured: ten times
+    the cost of the `\\d{3}` floor for the keyword rules), and a pass per rule reads the text
+    once per rule.
     """
+
+    def __init__(self, rules: tuple[Rule, ...]):
+        self.rules = rules
+        self.patterns = tuple(compiled(rule.name) for rule in rules)
+        self._automaton = ahocorasick_rs.AhoCorasick([rule.anchor for rule in rules])
+
+    def matches(self, haystack: str) -> list[tuple[Rule, re.Match[str]]]:
+        """Each rule's matches, as `finditer` of its pattern would give them (left to right,
+        not overlapping one another), in the order of their anchors."""
+        out = []
+        resume: dict[int, int] = {}  # rule index -> end of its last match
+        for index, start, _ in self._automaton.find_matches_as_indexes(haystack, overlapping=True):
+            if start < resume.get(index, 0):
+                continue
+            match = self.patterns[index].match(haystack, start)
+            if match is not None:
+                resume[index] = max(match.end(), start + 1)
+                out.append((self.rules[index], match))
+        return out
+
+
+@lru_cache(maxsize=4)
+def anchors(family: str) -> Anchors:
+    return Anchors(FAMILY[family])
+
+
+@lru_cache(maxsize=1)
+def compiled_numbers() -> re.Pattern[str]:
+    """The number rules as one alternation under one character-class anchor, `lastgroup` naming
+    the rule: digits, `+` (international numbers) and `(` (area codes); the look-behind after the
+    anchor keeps a number that continues a word, a version or another number out."""
     branches = []
-    for name in names:
-        rule = BY_NAME[name]
-        body = rule.pattern.replace("(?P<value>", f"(?P<{name}__v>")
-        branches.append(f"{re.escape(rule.first)}(?P<{name}>{body})")
-    if family == "number":
-        # Digits, `+` (international numbers) and `(` (area codes); the look-behind after the
-        # anchor keeps a number that continues a word, a version or another number out.
-        return re.compile(r"[0-9+(](?<![\w.+(\-][0-9+(])(?:" + "|".join(branches) + ")")
-    return re.compile("|".join(branches))
-
-
-@lru_cache(maxsize=8)
-def compiled_ignorecase(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(compiled("keyword", names).pattern, re.IGNORECASE)
+    for rule in FAMILY["number"]:
+        body = rule.pattern.replace("(?P<value>", f"(?P<{rule.name}__v>")
+        branches.append(f"(?P<{rule.name}>{body})")
+    return re.compile(r"[0-9+(](?<![\w.+(\-][0-9+(])(?:" + "|".join(branches) + ")")

@@ -159,7 +159,25 @@ def main() -> int:
         "--mb", type=float, default=12.0, help="grow command output to this payload size"
     )
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--many-findings",
+        type=int,
+        default=20_000,
+        metavar="OUTPUTS",
+        help="also time issue 7's case: OUTPUTS outputs of 15 distinct emails each (0: skip)",
+    )
+    parser.add_argument("--many-runs", type=int, default=5, help="runs of each many-findings URL")
+    parser.add_argument(
+        "--only-many-findings", action="store_true", help="skip the 2,000-event page"
+    )
     args = parser.parse_args()
+    if args.only_many_findings:
+        ensure_database()
+        setup_django()
+        from django.test import Client
+
+        bench_many_findings(args, Client, None)
+        return 0
 
     ensure_database()
     setup_django()
@@ -247,7 +265,74 @@ def main() -> int:
         f"queries: {len(page_sql)} (visitor), {len(captured_owner.captured_queries)} (signed in); pinned in tests/trajectories/test_viewer_views.py"
     )
     ok_compare = bench_compare(args, trajectory, Client)
+    if args.many_findings:
+        bench_many_findings(args, Client, median)
     return 0 if ok_time and ok_size and ok_compare else 1
+
+
+def bench_many_findings(args, client_class, page_median: float | None) -> None:
+    """Issue 7's case: a public share of OUTPUTS outputs with 15 distinct emails each (300,000
+    redactions at 20,000), held by the scan past TRAJHUB_SCAN_MAX_DISTINCT, then approved. Its
+    page, fragment, find and the list pages, timed next to the 2,000-event page of this run.
+    (On main before issue 7's linear redaction its page took 47-61 s.)"""
+    from apps.moderation.services import trajectory_scan
+    from apps.trajectories.models import Event, Trajectory
+    from apps.trajectories.services import trajectory_delete
+
+    title = "bench_page: many findings"
+    for old in Trajectory.objects.filter(title=title):
+        trajectory_delete(trajectory=old, reason="bench")
+    outputs = args.many_findings
+    trajectory = Trajectory.objects.create(
+        title=title,
+        source_format="openhands_v0",
+        visibility="public",
+        review_state="pending",
+        license="MIT",
+        num_events=outputs,
+    )
+    started = time.perf_counter()
+    Event.objects.bulk_create(
+        (
+            Event(
+                trajectory=trajectory,
+                position=index,
+                source="environment",
+                kind="observation",
+                type="run",
+                text=f"$ grep -r @ contacts/{index}.txt\n"
+                + " ".join(f"user{index}.{j}.leak@gmail.com" for j in range(15)),
+                data={},
+            )
+            for index in range(outputs)
+        ),
+        batch_size=2000,
+    )
+    result = trajectory_scan(trajectory=trajectory)
+    scan_s = time.perf_counter() - started
+    Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")  # a moderator's
+    trajectory.refresh_from_db()
+    print()
+    print(
+        f"many findings: {outputs:,} outputs, {len(trajectory.redactions):,} redactions, "
+        f"scan said {result.review_state!r}; stored and scanned in {scan_s:.1f} s"
+    )
+    visitor = client_class()
+    url = trajectory.get_absolute_url()
+    for name, path in (
+        ("many findings: page", url),
+        ("many findings: events?after=1000", f"{url}events?after=1000"),
+        ("many findings: find?q=contacts", f"{url}find?q=contacts"),
+        ("many findings: /browse/", "/browse/"),
+        ("many findings: home", "/"),
+        ("many findings: API list", "/api/v1/trajectories"),
+    ):
+        samples, response = timed(lambda path=path: visitor.get(path), args.many_runs)
+        assert response.status_code == 200, (path, response.status_code)
+        assert b"leak@gmail.com" not in response.content, path
+        line(name, samples)
+    if page_median is not None:
+        print(f"normal 2,000-event page of this run: median {page_median:.1f} ms")
 
 
 def bench_compare(args, trajectory, client_class) -> bool:

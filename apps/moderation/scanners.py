@@ -338,13 +338,22 @@ def _mapped(view: normalize.View, stored: str, found: _Found) -> _Found:
 
 def _without_overlaps(found: _Found) -> list[Detection]:
     """Keep the more specific finding where two overlap (a vendor key beats `token=`, a key
-    beats an email), then the longer one (a whole wrapped key beats its first line)."""
+    beats an email), then the longer one (a whole wrapped key beats its first line).
+
+    The kept spans are disjoint, so, sorted by start, only the neighbours of a candidate's place
+    can overlap it: a bisection per finding (a batch of 20,000 outputs with 15 emails each has
+    300,000 findings; comparing each with every kept one took minutes)."""
     ranked = sorted(found, key=lambda item: (item[0], item[1].start - item[1].end, item[1].start))
+    starts: list[int] = []
     kept: list[Detection] = []
     for _, detection in ranked:
-        if all(detection.end <= k.start or detection.start >= k.end for k in kept):
-            kept.append(detection)
-    kept.sort(key=lambda d: d.start)
+        at = bisect_right(starts, detection.start)
+        if at and kept[at - 1].end > detection.start:
+            continue
+        if at < len(kept) and kept[at].start < detection.end:
+            continue
+        starts.insert(at, detection.start)
+        kept.insert(at, detection)
     return kept
 
 

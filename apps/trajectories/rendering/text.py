@@ -17,6 +17,7 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
@@ -26,7 +27,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-from apps.trajectories.redaction import identity, redactor
+from apps.trajectories.redaction import Matcher, identity, redactor
 
 START = "\ue000"
 END = "\ue001"
@@ -50,30 +51,40 @@ class Marks:
     """
 
     def __init__(self, redactions: dict[str, str] | None, *, show_original: bool):
-        self.redactions = {
-            key: value
-            for key, value in (redactions or {}).items()
-            if key and isinstance(key, str) and isinstance(value, str)
-        }
-        self.show_original = show_original
-        self.plain: Callable[[str], str] = identity if show_original else redactor(self.redactions)
-        if show_original:
-            table = {original: original for original in self.redactions}
-        else:
-            table = {
-                placeholder: placeholder for placeholder in self.redactions.values() if placeholder
+        redactions = redactions or {}
+        # Only string originals and placeholders count; the check runs in C (`map(type, ...)`)
+        # because a trajectory can have hundreds of thousands of redactions.
+        if "" in redactions or not set(map(type, redactions)) | set(
+            map(type, redactions.values())
+        ) <= {str}:
+            redactions = {
+                key: value
+                for key, value in redactions.items()
+                if key and isinstance(key, str) and isinstance(value, str)
             }
-            table.update(self.redactions)
+        self.redactions = redactions
+        self.show_original = show_original
+        table: dict[str, str]
+        if show_original:
+            table = dict(zip(redactions, redactions, strict=True))
+        else:
+            placeholders = list(filter(None, redactions.values()))
+            table = dict(zip(placeholders, placeholders, strict=True))
+            table.update(redactions)
         self._table = table
-        keys = sorted(table, key=len, reverse=True)
-        self._pattern = re.compile("|".join(re.escape(key) for key in keys)) if keys else None
+        self._matcher = Matcher(table)
+        if show_original:
+            self.plain: Callable[[str], str] = identity
+        else:
+            # The same leftmost-longest search over the originals alone: `redactor()`'s.
+            self.plain = redactor(self.redactions)
 
     @property
     def active(self) -> bool:
-        return self._pattern is not None
+        return bool(self._matcher)
 
-    def _replace(self, match: re.Match) -> str:
-        return START + self._table[match.group(0)] + END
+    def _replace(self, found: str) -> str:
+        return START + self._table[found] + END
 
     def mark(self, text: str) -> str:
         """The text as this viewer may see it, with redacted spans between START and END."""
@@ -82,9 +93,24 @@ class Marks:
         if "\ue000" in text or "\ue001" in text:
             # Hostile input must not be able to forge or break our marks.
             text = _SENTINELS.sub("", text)
-        if self._pattern is None:
-            return text
-        return self._pattern.sub(self._replace, text)
+        return self._matcher.sub(text, self._replace)
+
+
+def marks_for(trajectory: Any, *, show_original: bool) -> Marks:
+    """The trajectory's Marks, built once per instance (a request's): building one reads every
+    redaction, and a page needs them for its header, its events and its title. A new redactions
+    map assigned to the instance gets new Marks."""
+    cache: dict[tuple[bool, int], tuple[object, Marks]] = trajectory.__dict__.setdefault(
+        "_trajhub_marks", {}
+    )
+    redactions = trajectory.redactions
+    key = (show_original, id(redactions))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is redactions:
+        return hit[1]
+    marks = Marks(redactions, show_original=show_original)
+    cache[key] = (redactions, marks)
+    return marks
 
 
 _TAG = re.compile(r"""<(?:[^>"']|"[^"]*"|'[^']*')*>""")

@@ -21,6 +21,7 @@ from apps.trajectories.dropped import image_dropper
 from apps.trajectories.redaction import Redact, identity, redact_data
 from apps.trajectories.rendering import Marks
 from apps.trajectories.rendering import text as t
+from apps.trajectories.rendering.text import marks_for
 from apps.trajectories.results import run_result
 from apps.trajectories.selectors import is_share_id
 from apps.trajectories.selectors.compare import (
@@ -50,7 +51,7 @@ def _id_from(value: str) -> str:
 
 
 def _marks(access: Access) -> Marks:
-    return Marks(access.trajectory.redactions, show_original=access.show_original)
+    return marks_for(access.trajectory, show_original=access.show_original)
 
 
 def _drop(access: Access) -> Redact:

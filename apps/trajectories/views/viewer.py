@@ -21,13 +21,13 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.trajectories.rendering import (
-    Marks,
     ViewContext,
     card_html,
     event_json_html,
     present_event,
 )
 from apps.trajectories.rendering.result import result_for, result_html, tools_html
+from apps.trajectories.rendering.text import marks_for
 from apps.trajectories.selectors.viewer import (
     Access,
     chain_members,
@@ -67,7 +67,7 @@ def _context(access: Access) -> ViewContext:
     trajectory = access.trajectory
     return ViewContext(
         share_id=trajectory.share_id,
-        marks=Marks(trajectory.redactions, show_original=access.show_original),
+        marks=marks_for(trajectory, show_original=access.show_original),
         started_at=trajectory.started_at,
         dropped_images=frozenset(trajectory.dropped_images or ()),
     )
@@ -141,7 +141,7 @@ def render_chunk_before(access: Access, *, before: int, limit: int, budget: int)
 
 def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> dict[str, Any]:
     trajectory = access.trajectory
-    plain = Marks(trajectory.redactions, show_original=access.show_original).plain
+    plain = marks_for(trajectory, show_original=access.show_original).plain
     metadata = trajectory.metadata if isinstance(trajectory.metadata, dict) else {}
     tokens = trajectory.total_tokens
     if tokens is None and isinstance(metadata.get("total_tokens"), int):
@@ -288,9 +288,9 @@ def _fragment_or_page(
                 "step": step,
                 "what": what,
                 "base": f"/t/{access.trajectory.share_id}/",
-                "title": Marks(
-                    access.trajectory.redactions, show_original=access.show_original
-                ).plain(access.trajectory.title)
+                "title": marks_for(access.trajectory, show_original=access.show_original).plain(
+                    access.trajectory.title
+                )
                 or f"Trajectory {access.trajectory.share_id[:12]}",
             },
         )
@@ -329,7 +329,7 @@ def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
     query = (request.GET.get("q") or "").strip()[:FIND_MAX_QUERY]
     if not query:
         return _private_headers(JsonResponse({"q": "", "steps": [], "total": 0}), access)
-    redact = Marks(access.trajectory.redactions, show_original=access.show_original).plain
+    redact = marks_for(access.trajectory, show_original=access.show_original).plain
     steps, total = event_find(access.trajectory, query, redact)
     return _private_headers(JsonResponse({"q": query, "steps": steps, "total": total}), access)
 

@@ -14,7 +14,8 @@ automaton of that many strings takes tens of seconds and hundreds of MB to build
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from collections.abc import Set as AbstractSet
 from operator import itemgetter
 from typing import Any
 
@@ -42,10 +43,10 @@ class Matcher:
     """
 
     def __init__(self, strings: Collection[str]):
-        # A dict or set given is used as it is for membership (not copied: the callers' maps are
-        # read-only here); anything else becomes a set.
+        # A collection given (the caller's dict, a set) is used as it is for membership, not
+        # copied: the callers' maps are read-only here; anything else becomes a set.
         keys: Collection[str] = (
-            strings if isinstance(strings, dict | set | frozenset) else set(strings)
+            strings if isinstance(strings, AbstractSet | Mapping) else set(strings)
         )
         lengths = set(map(len, keys))
         lengths.discard(0)

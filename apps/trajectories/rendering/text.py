@@ -15,8 +15,10 @@ import difflib
 import functools
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import nh3
@@ -64,15 +66,13 @@ class Marks:
             }
         self.redactions = redactions
         self.show_original = show_original
-        table: dict[str, str]
-        if show_original:
-            table = dict(zip(redactions, redactions, strict=True))
-        else:
-            placeholders = list(filter(None, redactions.values()))
-            table = dict(zip(placeholders, placeholders, strict=True))
-            table.update(redactions)
-        self._table = table
-        self._matcher = Matcher(table)
+        # What is marked: the originals, and for visitors also placeholders already in the text.
+        # A view over the map and a set of its values, not a merged dict: a trajectory can have
+        # hundreds of thousands of redactions, and the page builds this once per request.
+        self._placeholders: frozenset[str] = (
+            frozenset() if show_original else frozenset(filter(None, redactions.values()))
+        )
+        self._matcher = Matcher(_Marked(redactions, self._placeholders))
         if show_original:
             self.plain: Callable[[str], str] = identity
         else:
@@ -84,7 +84,10 @@ class Marks:
         return bool(self._matcher)
 
     def _replace(self, found: str) -> str:
-        return START + self._table[found] + END
+        if self.show_original:
+            return START + found + END
+        # An original becomes its placeholder; a placeholder stays itself.
+        return START + self.redactions.get(found, found) + END
 
     def mark(self, text: str) -> str:
         """The text as this viewer may see it, with redacted spans between START and END."""
@@ -111,6 +114,24 @@ def marks_for(trajectory: Any, *, show_original: bool) -> Marks:
     marks = Marks(redactions, show_original=show_original)
     cache[key] = (redactions, marks)
     return marks
+
+
+class _Marked(AbstractSet[str]):
+    """The strings Marks looks for: the map's originals and a set of placeholders, together,
+    without copying either."""
+
+    def __init__(self, originals: dict[str, str], placeholders: frozenset[str]):
+        self._originals = originals
+        self._extra = placeholders.difference(originals) if placeholders else placeholders
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._originals or item in self._extra
+
+    def __iter__(self) -> Iterator[str]:
+        return chain(self._originals, self._extra)
+
+    def __len__(self) -> int:
+        return len(self._originals) + len(self._extra)
 
 
 _TAG = re.compile(r"""<(?:[^>"']|"[^"]*"|'[^']*')*>""")

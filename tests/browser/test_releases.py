@@ -36,11 +36,13 @@ def releases(settings, tmp_path, owner, other_user):
 def test_release_pages_and_taking_out(browser_page, releases, owner, browser_login):
     page = browser_page.page
     browser_page.goto("/releases/")
-    assert page.locator("table.plain tbody tr").count() == 2
+    # v1; v2, published at once without the deleted trajectory (removal-only; tasks run eagerly
+    # here, so its delay does not apply); v3 with the new share.
+    assert page.locator("table.plain tbody tr").count() == 3
     assert page.get_by_text("superseded").count() >= 1
     browser_page.screenshot("releases-list", full_page=True)
-    page.get_by_role("link", name="v2").first.click()
-    page.wait_for_url("**/releases/2/")
+    page.get_by_role("link", name="v3").first.click()
+    page.wait_for_url("**/releases/3/")
     assert page.locator("h2", has_text="How it was cleaned").count() == 1
     assert page.locator("a", has_text="data/train-00000-of-00001.parquet").count() == 1
     browser_page.screenshot("release-detail", full_page=True)

@@ -187,7 +187,7 @@ def test_pip_install_puts_the_trajhub_command_in_place(tmp_path):
     result = subprocess.run(
         [
             sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "--no-deps", "--no-build-isolation", "--no-cache-dir", "--target", str(target),
+            "--no-deps", "--no-cache-dir", "--target", str(target),
             str(ROOT),
         ],
         capture_output=True, text=True, timeout=180, cwd=tmp_path,

@@ -102,7 +102,10 @@ def test_an_example_beside_its_window_and_verdicts(
     browser_page.goto(f"/admin/learn/example/{dropped.pk}/change/")
     assert "judge-a: not reasonable" in page.locator("table.learn-verdicts").inner_text()
     browser_page.goto("/admin/learn/synthesisrun/")
-    page.get_by_role("link", name=str(SynthesisRun.objects.get().pk)).first.click()
+    run = SynthesisRun.objects.get()
+    page.get_by_role("link", name=str(run.pk)).first.click()
+    # The click navigates: read the run's page, not the list it leaves.
+    page.wait_for_url(f"**/admin/learn/synthesisrun/{run.pk}/change/")
     assert "committee" in page.locator("body").inner_text()
     browser_page.screenshot("learn-admin-run", full_page=True)
     assert_quiet(browser_page)

@@ -110,7 +110,9 @@ class ShardWriter:
         self.row_group_bytes = row_group_bytes
         self.row_group_rows = row_group_rows
         self._buffer: list[dict] = []
+        self._segments: list[pa.Table] = []  # rows of the open row group already in Arrow
         self._buffered = 0
+        self._counted = 0
         self._writer: pq.ParquetWriter | None = None
         self._shards: list[tuple[Path, int]] = []  # (local file, rows) of closed shards
         self._rows_in_shard = 0
@@ -129,9 +131,24 @@ class ShardWriter:
 
     def add(self, row: dict, size: int) -> None:
         self._buffer.append(row)
-        self._buffered += size
-        if self._buffered >= self.row_group_bytes or len(self._buffer) >= self.row_group_rows:
+        if self.count(size):
             self._flush()
+
+    def count(self, size: int) -> bool:
+        """Account for one more row of `size` bytes in the open row group (its row itself is
+        added with add(), or later in a segment with add_segment()); whether the row group is
+        full now."""
+        self._buffered += size
+        self._counted += 1
+        return self._buffered >= self.row_group_bytes or self._counted >= self.row_group_rows
+
+    def add_segment(self, table: pa.Table) -> None:
+        """Rows already converted to Arrow (in this config's schema), for the open row group."""
+        self._segments.append(table)
+
+    def flush(self) -> None:
+        """Close the open row group (what count() said is full)."""
+        self._flush()
 
     def _footer_bytes(self, groups: int, data_bytes: int) -> int:
         pages = data_bytes // MIN_PAGE_BYTES
@@ -151,12 +168,22 @@ class ShardWriter:
         return size + guess + footer <= self.shard_bytes
 
     def _flush(self) -> None:
-        if not self._buffer:
+        if self._buffer:
+            self._segments.append(pa.Table.from_pylist(self._buffer, schema=self.schema))
+            self._buffer = []
+        if not self._segments:
             return
-        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
-        rows = len(self._buffer)
-        self._buffer = []
+        # Segments joined into one table first: pages can be cut where chunks meet, so
+        # a row group of several chunks would not be the same bytes as one of the same rows.
+        table = (
+            self._segments[0]
+            if len(self._segments) == 1
+            else pa.concat_tables(self._segments).combine_chunks()
+        )
+        rows = table.num_rows
+        self._segments = []
         self._buffered = 0
+        self._counted = 0
         self._wait()
         if self._writer is not None and not self._fits(table):
             self._close_shard()
@@ -222,3 +249,46 @@ class ShardWriter:
                 )
             )
         return written
+
+
+class PairedWriter:
+    """`default` and `no_images`, whose columns are the same but `images`: each row is
+    converted to Arrow once, in segments cut wherever a row group of either config closes, and
+    `default`'s segment is `no_images`'s columns plus `images` (the conversion of the steps,
+    most of it, is not done twice). Each config's row groups close where they would alone."""
+
+    def __init__(self, default: ShardWriter, light: ShardWriter):
+        assert default.schema.names == [*light.schema.names, "images"]
+        self.default = default
+        self.light = light
+        self._images_type = default.schema.field("images").type
+        self._rows: list[dict] = []
+        self._images: list[list[dict]] = []
+
+    def add(self, row: dict, images: list[dict], text_size: int, images_size: int) -> None:
+        """`row`: the `no_images` row; `images`: the `default` row's `images`."""
+        self._rows.append(row)
+        self._images.append(images)
+        full_default = self.default.count(text_size + images_size)
+        full_light = self.light.count(text_size)
+        if full_default or full_light:
+            self._cut()
+            if full_default:
+                self.default.flush()
+            if full_light:
+                self.light.flush()
+
+    def _cut(self) -> None:
+        if not self._rows:
+            return
+        light = pa.Table.from_pylist(self._rows, schema=self.light.schema)
+        images = pa.array(self._images, type=self._images_type)
+        self._rows, self._images = [], []
+        self.light.add_segment(light)
+        self.default.add_segment(
+            pa.Table.from_arrays([*light.columns, images], schema=self.default.schema)
+        )
+
+    def finish(self) -> None:
+        """Hand the last rows to both writers (then close each)."""
+        self._cut()

@@ -222,30 +222,42 @@ _NAMED_KEYS = frozenset(_STEP_KEYS | {"args", "extras"})
 
 
 def step_row(event: dict) -> dict:
-    is_action = isinstance(event.get("action"), str)
-    args = event.get("args") if isinstance(event.get("args"), dict) else None
-    extras = event.get("extras") if isinstance(event.get("extras"), dict) else None
-    # Most events have no other keys: one set difference tells (in the event's own order when
-    # they do, so the JSON is the same in every process).
-    rest = (
-        {k: v for k, v in event.items() if k not in _NAMED_KEYS}
-        if event.keys() - _NAMED_KEYS
-        else None
-    )
-    if rest:
-        if is_action:
+    get = event.get
+    action = get("action")
+    args = get("args")
+    extras = get("extras")
+    if not isinstance(args, dict):
+        args = None
+    if not isinstance(extras, dict):
+        extras = None
+    # Most events have no other keys (a subset test allocates nothing); when they do, in the
+    # event's own order, so that the JSON is the same in every process.
+    if not _NAMED_KEYS.issuperset(event):
+        rest = {k: v for k, v in event.items() if k not in _NAMED_KEYS}
+        if isinstance(action, str):
             args = {**rest, **(args or {})}
         else:
             extras = {**rest, **(extras or {})}
-    ident = event.get("id")
+    ident = get("id")
+    if ident.__class__ is not int:  # bool is an int subclass, and no step id
+        ident = ident if isinstance(ident, int) and not isinstance(ident, bool) else None
+    # 200,000 steps at 10,000 trajectories: plain strings (nearly all) pass without a call.
+    timestamp, source, message = get("timestamp"), get("source"), get("message")
+    observation, content = get("observation"), get("content")
     return {
-        "id": ident if isinstance(ident, int) and not isinstance(ident, bool) else None,
-        "timestamp": _text(event.get("timestamp")),
-        "source": _text(event.get("source")),
-        "message": _text(event.get("message")),
-        "action": _text(event.get("action")),
-        "observation": _text(event.get("observation")),
-        "content": _text(event.get("content")),
+        "id": ident,
+        "timestamp": timestamp
+        if timestamp is None or timestamp.__class__ is str
+        else _text(timestamp),
+        "source": source if source is None or source.__class__ is str else _text(source),
+        "message": message if message is None or message.__class__ is str else _text(message),
+        "action": action if action is None or action.__class__ is str else _text(action),
+        "observation": (
+            observation
+            if observation is None or observation.__class__ is str
+            else _text(observation)
+        ),
+        "content": content if content is None or content.__class__ is str else _text(content),
         "args": _json(args) if args is not None else None,
         "extras": _json(extras) if extras is not None else None,
     }

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum, TextField
 from django.db.models.functions import Cast, Coalesce, Length
 
@@ -237,20 +239,42 @@ def announced_items_for_email(release: Release, email_hash: str) -> list[NextRel
     return items
 
 
-def events_of_entries(
-    release: Release, first_id: int = 0, last_id: int | None = None
-) -> Iterator[tuple]:
-    """Every event of the release's trajectories, in (trajectory, position) order, from one
-    server-side cursor (PostgreSQL): memory stays one chunk whatever the release's size."""
-    qs = Event.objects.filter(
-        trajectory__release_entries__release=release, trajectory_id__gte=first_id
-    )
-    if last_id is not None:
-        qs = qs.filter(trajectory_id__lte=last_id)
-    # `data` as text, parsed by the caller with orjson: Django's JSONField decodes with the
-    # standard library, a sixth of the build's time.
-    return (
-        qs.order_by("trajectory_id", "position")
+# Trajectories per batch of a release build: each batch is three short queries and one COPY.
+RELEASE_BATCH = 500
+
+
+def entry_batches(
+    release: Release, first_id: int = 0, last_id: int | None = None, size: int = RELEASE_BATCH
+) -> Iterator[list[int]]:
+    """The trajectory ids of the release's entries (or of one id range), in order, `size` at a
+    time: keyset pages, one short query each, so that no cursor stays open across batches (a
+    COPY holds the connection while a batch is read)."""
+    after = first_id - 1
+    while True:
+        qs = ReleaseEntry.objects.filter(release=release, trajectory_id__gt=after)
+        if last_id is not None:
+            qs = qs.filter(trajectory_id__lte=last_id)
+        ids = list(qs.order_by("trajectory_id").values_list("trajectory_id", flat=True)[:size])
+        if not ids:
+            return
+        yield ids
+        after = ids[-1]
+
+
+def events_of_trajectories(ids: list[int]) -> Iterator[tuple]:
+    """Every event of these trajectories (one batch), in (trajectory, position) order:
+    `(trajectory_id, original_id, timestamp, source, kind, type, cause, text, data)`, `data`
+    as JSON text (the caller parses it with orjson; Django's JSONField decodes with the
+    standard library).
+
+    Streamed with one `COPY ... TO STDOUT` of the ORM's own query, on Django's connection (so
+    it sees what the caller's transaction sees), read in index order as the server sends it.
+    (A server-side cursor outside a transaction is WITH HOLD: PostgreSQL materializes its whole
+    result before the first row, and then each chunk is a round trip.) The connection is busy
+    until the generator ends or is closed: the caller runs no other query meanwhile."""
+    qs = (
+        Event.objects.filter(trajectory_id__in=ids)
+        .order_by("trajectory_id", "position")
         .annotate(data_text=Cast("data", TextField()))
         .values_list(
             "trajectory_id",
@@ -263,18 +287,42 @@ def events_of_entries(
             "text",
             "data_text",
         )
-        .iterator(chunk_size=2000)
     )
+    if connection.vendor != "postgresql":
+        yield from qs.iterator(chunk_size=2000)
+        return
+    sql, params = qs.query.sql_with_params()
+    parse = datetime.fromisoformat  # PostgreSQL's ISO output (psycopg requires DateStyle ISO)
+    with (
+        connection.cursor() as wrapper,
+        wrapper.cursor.copy(f"COPY ({sql}) TO STDOUT", params) as copy,
+    ):
+        records = copy.rows()
+        try:
+            for pk, original_id, timestamp, source, kind, type_, cause, text, data in records:
+                yield (
+                    int(pk),
+                    original_id,
+                    parse(timestamp) if timestamp is not None else None,
+                    source,
+                    kind,
+                    type_,
+                    cause,
+                    text,
+                    data,
+                )
+        finally:
+            # Left early (the build failed): read the rest of the batch rather than let
+            # psycopg cancel the COPY, which would abort the transaction it runs in.
+            for _ in records:
+                pass
 
 
-def trajectories_of_entries(
-    release: Release, first_id: int = 0, last_id: int | None = None
-) -> Iterator[Any]:
-    qs = Trajectory.objects.filter(release_entries__release=release, id__gte=first_id)
-    if last_id is not None:
-        qs = qs.filter(id__lte=last_id)
-    return (
-        qs.order_by("id")
+def trajectories_by_id(ids: list[int]) -> list[dict]:
+    """These trajectories (one batch of a release), in id order, with what a release row needs."""
+    return list(
+        Trajectory.objects.filter(pk__in=ids)
+        .order_by("id")
         .annotate(owner_email=F("owner__email"))
         .values(
             "id",
@@ -295,22 +343,13 @@ def trajectories_of_entries(
             "published_at",
             "created_at",
         )
-        .iterator(chunk_size=500)
     )
 
 
-def images_of_entries(
-    release: Release, first_id: int = 0, last_id: int | None = None
-) -> Iterator[TrajectoryImage]:
-    """The image links (with their Image) of the release's trajectories, in (trajectory,
-    sha256) order."""
-    qs = TrajectoryImage.objects.filter(
-        trajectory__release_entries__release=release, trajectory_id__gte=first_id
-    )
-    if last_id is not None:
-        qs = qs.filter(trajectory_id__lte=last_id)
-    return (
-        qs.select_related("image")
+def images_of_trajectories(ids: list[int]) -> list[TrajectoryImage]:
+    """The image links (with their Image) of these trajectories, in (trajectory, sha256) order."""
+    return list(
+        TrajectoryImage.objects.filter(trajectory_id__in=ids)
+        .select_related("image")
         .order_by("trajectory_id", "image__sha256")
-        .iterator(chunk_size=500)
     )

@@ -1,22 +1,26 @@
-"""Writing a release's Parquet files: the trajectories of its entries, streamed in id order
-from server-side cursors (trajectories, events, image links side by side), redacted as on the
-public pages, shaped by schema.rows() and written by one ShardWriter per config."""
+"""Writing a release's Parquet files: the trajectories of its entries in id order, read in
+batches (the trajectories and image links of a batch, then its events streamed with one COPY),
+redacted as on the public pages, shaped by schema.rows() and written by one ShardWriter per
+config."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
 import orjson
 from django.conf import settings
 
 from apps.datasets import schema, selectors
 from apps.datasets.models import Release
-from apps.datasets.parquet import ShardWriter, WrittenFile
+from apps.datasets.parquet import PairedWriter, ShardWriter, WrittenFile
 from apps.trajectories.importers.base import CanonicalEvent
+from apps.trajectories.models import TrajectoryImage
 from apps.trajectories.redaction import redact_data, redactor
 from apps.trajectories.services.storage import image_read
 
@@ -41,85 +45,87 @@ def release_redactor(row: dict) -> Callable[[str], str]:
     return redactor(redactions)
 
 
-def _events_by_trajectory(events: Iterator[tuple]) -> Iterator[tuple[int, list[tuple]]]:
-    for pk, group in groupby(events, key=lambda row: row[0]):
-        yield pk, list(group)
-
-
-class _Aligned:
-    """Walks an iterator of (trajectory id, items) alongside the trajectories in id order."""
-
-    def __init__(self, groups: Iterator[tuple[int, list[Any]]]):
-        self._groups = groups
-        self._next: tuple[int, list[Any]] | None = next(groups, None)
-
-    def take(self, pk: int) -> list[Any]:
-        while self._next is not None and self._next[0] < pk:
-            self._next = next(self._groups, None)
-        if self._next is not None and self._next[0] == pk:
-            items = self._next[1]
-            self._next = next(self._groups, None)
-            return items
-        return []
-
-
 def release_rows(
-    release: Release, *, first_id: int = 0, last_id: int | None = None
+    release: Release,
+    *,
+    first_id: int = 0,
+    last_id: int | None = None,
+    between: Progress | None = None,
 ) -> Iterator[dict[str, dict]]:
-    """Each trajectory of the release (or of one shard's id range) as one row per config."""
-    trajectories = selectors.trajectories_of_entries(release, first_id, last_id)
-    events = _Aligned(
-        _events_by_trajectory(selectors.events_of_entries(release, first_id, last_id))
-    )
-    images = _Aligned(
-        (pk, list(group))
-        for pk, group in groupby(
-            selectors.images_of_entries(release, first_id, last_id),
-            key=lambda link: link.trajectory_id,
+    """Each trajectory of the release (or of one shard's id range) as one row per config, in id
+    order, read in batches (selectors.entry_batches). While a batch's events stream, the
+    database connection is busy: the caller runs no query between rows, only in `between`
+    (called with the number of trajectories done after each batch), and closes the generator
+    if it stops early."""
+    done = 0
+    for ids in selectors.entry_batches(release, first_id, last_id):
+        trajectories = selectors.trajectories_by_id(ids)
+        images: dict[int, list[TrajectoryImage]] = defaultdict(list)
+        for link in selectors.images_of_trajectories(ids):
+            images[link.trajectory_id].append(link)
+        stream = selectors.events_of_trajectories(ids)
+        try:
+            events = groupby(stream, key=itemgetter(0))
+            pending = next(events, None)
+            for row in trajectories:
+                # Events of a trajectory that left the release meanwhile are skipped.
+                while pending is not None and pending[0] < row["id"]:
+                    pending = next(events, None)
+                own: Iterable[tuple] = ()
+                if pending is not None and pending[0] == row["id"]:
+                    own = pending[1]
+                yield _trajectory_rows(row, own, images.pop(row["id"], []))
+                if own:
+                    pending = next(events, None)
+                done += 1
+        finally:
+            stream.close()
+        if between is not None:
+            between(done)
+
+
+def _trajectory_rows(
+    row: dict, events: Iterable[tuple], links: list[TrajectoryImage]
+) -> dict[str, dict]:
+    redact = release_redactor(row)
+    canonical = [
+        CanonicalEvent(
+            source=source,
+            kind=kind,
+            type=type_,
+            text=redact(text),
+            data=redact_data(orjson.loads(data), redact),
+            original_id=redact(original_id),
+            timestamp=timestamp,
+            cause=redact(cause),
         )
+        for _pk, original_id, timestamp, source, kind, type_, cause, text, data in events
+    ]
+    pictures = [
+        {
+            "bytes": image_read(link.image)
+            if selectors.image_releasable(link.image)
+            else PLACEHOLDER_PNG,
+            "path": link.image.sha256,
+        }
+        for link in links
+    ]
+    metadata = redact_data(row["metadata"] or {}, redact)
+    when = row["published_at"] or row["created_at"]
+    fields = schema.TrajectoryFields(
+        share_id=row["share_id"],
+        feedback_version=str(metadata.get("feedback_version") or ""),
+        polarity=row["polarity"],
+        feedback_text=redact(row["feedback_text"]),
+        agent=redact(row["agent"]),
+        model=redact(row["model_name"]),
+        source_format=row["source_format"],
+        num_events=len(canonical),
+        license=row["license"],
+        timestamp=when.isoformat(),
+        tools_meta={"metadata": metadata},
     )
-    for row in trajectories:
-        redact = release_redactor(row)
-        canonical = [
-            CanonicalEvent(
-                source=source,
-                kind=kind,
-                type=type_,
-                text=redact(text),
-                data=redact_data(orjson.loads(data), redact),
-                original_id=redact(original_id),
-                timestamp=timestamp,
-                cause=redact(cause),
-            )
-            for _pk, original_id, timestamp, source, kind, type_, cause, text, data in events.take(
-                row["id"]
-            )
-        ]
-        pictures = [
-            {
-                "bytes": image_read(link.image)
-                if selectors.image_releasable(link.image)
-                else PLACEHOLDER_PNG,
-                "path": link.image.sha256,
-            }
-            for link in images.take(row["id"])
-        ]
-        metadata = redact_data(row["metadata"] or {}, redact)
-        when = row["published_at"] or row["created_at"]
-        fields = schema.TrajectoryFields(
-            share_id=row["share_id"],
-            feedback_version=str(metadata.get("feedback_version") or ""),
-            polarity=row["polarity"],
-            feedback_text=redact(row["feedback_text"]),
-            agent=redact(row["agent"]),
-            model=redact(row["model_name"]),
-            source_format=row["source_format"],
-            num_events=len(canonical),
-            license=row["license"],
-            timestamp=when.isoformat(),
-            tools_meta={"metadata": metadata},
-        )
-        yield schema.rows(fields, canonical, pictures)
+    return schema.rows(fields, canonical, pictures)
 
 
 def write_release_files(
@@ -143,25 +149,36 @@ def write_release_files(
         )
         for config in schema.CONFIGS
     }
+    paired = PairedWriter(writers["default"], writers["no_images"])
+    others = [c for c in schema.TRAJECTORY_CONFIGS if c not in ("default", "no_images")]
     done = 0
     last_report = time.monotonic()
-    for rows in release_rows(release, first_id=first_id, last_id=last_id):
-        default = rows["default"]
-        images = sum(len(image["bytes"]) for image in default["images"])
-        text = schema.row_bytes(rows["no_images"])
-        for config, row in rows.items():
-            size = text + images if config == "default" else text
-            writers[config].add(row, size)
-        done += 1
+
+    def between(count: int) -> None:
+        nonlocal done, last_report
+        done = count
         if progress is not None and (time.monotonic() - last_report > 1.0):
             progress(done)
             last_report = time.monotonic()
+
+    with contextlib.closing(
+        release_rows(release, first_id=first_id, last_id=last_id, between=between)
+    ) as stream:
+        for rows in stream:
+            pictures = rows["default"]["images"]
+            light = rows["no_images"]
+            text = schema.row_bytes(light)
+            paired.add(light, pictures, text, sum(len(image["bytes"]) for image in pictures))
+            # The other configs' row groups are judged by the same text size.
+            for config in others:
+                writers[config].add(rows[config], text)
     # Synthesized examples (apps/learn) of the same trajectories, as two configs of their own.
     from apps.learn.exports import release_example_rows
 
     for rows in release_example_rows(release, first_id=first_id, last_id=last_id):
         for config, row in rows.items():
             writers[config].add(row, len(orjson.dumps(row)))
+    paired.finish()
     if progress is not None:
         progress(done)
     written: list[WrittenFile] = []

@@ -4,10 +4,10 @@ and the releases and lists that pages and the API show."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection
@@ -261,7 +261,7 @@ def entry_batches(
         after = ids[-1]
 
 
-def events_of_trajectories(ids: list[int]) -> Iterator[tuple]:
+def events_of_trajectories(ids: list[int]) -> Generator[tuple, None, None]:
     """Every event of these trajectories (one batch), in (trajectory, position) order:
     `(trajectory_id, original_id, timestamp, source, kind, type, cause, text, data)`, `data`
     as JSON text (the caller parses it with orjson; Django's JSONField decodes with the
@@ -318,7 +318,7 @@ def events_of_trajectories(ids: list[int]) -> Iterator[tuple]:
                 pass
 
 
-def trajectories_by_id(ids: list[int]) -> list[dict]:
+def trajectories_by_id(ids: list[int]) -> list[Any]:
     """These trajectories (one batch of a release), in id order, with what a release row needs."""
     return list(
         Trajectory.objects.filter(pk__in=ids)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -51,7 +51,7 @@ def release_rows(
     first_id: int = 0,
     last_id: int | None = None,
     between: Progress | None = None,
-) -> Iterator[dict[str, dict]]:
+) -> Generator[dict[str, dict], None, None]:
     """Each trajectory of the release (or of one shard's id range) as one row per config, in id
     order, read in batches (selectors.entry_batches). While a batch's events stream, the
     database connection is busy: the caller runs no query between rows, only in `between`

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from apps.moderation.scanners import Scanner  # noqa: E402
+from apps.moderation.scanners import ScanMemo, Scanner  # noqa: E402
 
 FIXTURES = Path(os.environ.get("TRAJHUB_FIXTURES_DIR", ROOT.parent / "shared" / "fixtures"))
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
@@ -139,8 +139,9 @@ def measure(mb: float, repeat: int, scanner: Scanner) -> bool:
 
     def scan_batches() -> None:
         found = []
+        memo = ScanMemo()  # one per trajectory, as the scan service keeps it
         for batch in batches:
-            found.extend(scanner.scan_many(batch))
+            found.extend(scanner.scan_many(batch, memo))
         placeholders(found)
 
     def floor_batches(pattern: re.Pattern[str]):

@@ -38,6 +38,7 @@ __all__ = [
     "SECRET_KINDS",
     "Allowlist",
     "Detection",
+    "ScanMemo",
     "Scanner",
     "category",
     "scan",
@@ -68,9 +69,14 @@ _NEXT_PARAMETER = re.compile(r"&[A-Za-z_][A-Za-z0-9_.-]*=")
 _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detection)
 
 
+# Bumped when the engine's own code changes what a scan finds (the rules have their digests):
+# 2 - a match across two strings of a batch no longer hides the findings in them.
+ENGINE = 2
+
+
 def version(cache_dir: str | None = None) -> str:
     """Engine and rules version, recorded with each scan: a change means a rescan is due."""
-    return f"{library.version(cache_dir)};hand-{hand.VERSION}"
+    return f"{library.version(cache_dir)};hand-{hand.VERSION};engine-{ENGINE}"
 
 
 def _library_priority(kind: str) -> int:
@@ -120,6 +126,11 @@ class Scanner:
                 found.extend(_mapped(view, base, inner))
         if term is not None:
             found = _mapped(term, text, found)
+        if _SEPARATOR in text:
+            # A match across the NUL between two strings of a batch (the library reads NUL as a
+            # space) is no finding; left in, it could win the overlap with the real finding in
+            # one of the strings, which would then be lost with it.
+            found = [item for item in found if _SEPARATOR not in item[1].text]
         if len(found) > 1:
             return _without_overlaps(found)
         return [detection for _, detection in found]
@@ -171,34 +182,54 @@ class Scanner:
             if hand.aws_secret_like(value) and not allow.allows_secret(value):
                 out.append((_AWS_BARE_PRIORITY, Detection("aws_secret_key", value, start, end)))
 
-    def scan_many(self, texts: Sequence[str]) -> list[tuple[int, Detection]]:
+    def scan_many(
+        self, texts: Sequence[str], memo: ScanMemo | None = None
+    ) -> list[tuple[int, Detection]]:
         """Scan many strings in one pass: `(index into texts, detection within that string)`.
 
         Joining amortizes the per-call cost over the many short strings of an event's JSON. No
         pattern matches across the NUL separator; a string that itself contains NUL can only lose
-        a finding that spans it.
+        a finding that spans it. Each distinct string is read once: a repeated one (agents print
+        the same output, file and error again and again) gets the findings of its first copy,
+        within this call and, given one `memo` for the calls of one scan, across them. Each
+        detection keeps the value a reader sees (`Detection.value`), as `scan()` gives it.
         """
         if not texts:
             return []
-        starts: list[int] = []
-        offset = 0
-        for text in texts:
-            starts.append(offset)
-            offset += len(text) + 1
-        out: list[tuple[int, Detection]] = []
-        for detection in self.scan(_SEPARATOR.join(texts)):
-            index = bisect_right(starts, detection.start) - 1
-            base = starts[index]
-            if detection.end > base + len(texts[index]):
-                continue
-            out.append(
-                (
-                    index,
+        if memo is None:
+            memo = ScanMemo()
+        known = memo._found
+        fresh = [text for text in dict.fromkeys(texts) if text not in known]
+        if fresh:
+            per_text: list[list[Detection]] = [[] for _ in fresh]
+            starts: list[int] = []
+            offset = 0
+            for text in fresh:
+                starts.append(offset)
+                offset += len(text) + 1
+            for detection in self.scan(_SEPARATOR.join(fresh)):
+                index = bisect_right(starts, detection.start) - 1
+                base = starts[index]
+                if detection.end > base + len(fresh[index]):
+                    continue
+                per_text[index].append(
                     Detection(
-                        detection.kind, detection.text, detection.start - base, detection.end - base
-                    ),
+                        detection.kind,
+                        detection.text,
+                        detection.start - base,
+                        detection.end - base,
+                        detection.value,
+                    )
                 )
-            )
+            for text, own in zip(fresh, per_text, strict=True):
+                memo.add(text, tuple(own))
+        out: list[tuple[int, Detection]] = []
+        for index, text in enumerate(texts):
+            found = known.get(text)
+            if found is None:  # the memo was full: scanned again on its own
+                found = tuple(detection for _, detection in self.scan_many([text]))
+            if found:
+                out.extend((index, detection) for detection in found)
         return out
 
     def scan_pair(self, key: str, value: str) -> Detection | None:
@@ -355,6 +386,28 @@ def _without_overlaps(found: _Found) -> list[Detection]:
         starts.insert(at, detection.start)
         kept.insert(at, detection)
     return kept
+
+
+class ScanMemo:
+    """The findings of the strings one scan has read, by string, so that a repeated string is
+    not read again (`Scanner.scan_many`). Holds at most `max_chars` characters of strings; past
+    that, new strings are scanned every time (memory stays bounded on a huge trajectory)."""
+
+    def __init__(self, max_chars: int = 64 << 20):
+        self.max_chars = max_chars
+        self._chars = 0
+        self._found: dict[str, tuple[Detection, ...]] = {}
+
+    def __contains__(self, text: str) -> bool:
+        return text in self._found
+
+    def get(self, text: str) -> tuple[Detection, ...] | None:
+        return self._found.get(text)
+
+    def add(self, text: str, found: tuple[Detection, ...]) -> None:
+        if self._chars + len(text) <= self.max_chars:
+            self._found[text] = found
+            self._chars += len(text)
 
 
 _default_scanner: Scanner | None = None

@@ -235,9 +235,10 @@ def _find(
     batch: list[tuple[int | None, str, str, str | None]] = []
     cut: list[tuple[int | None, str, str]] = []
     size = 0
+    memo = scanners.ScanMemo()  # a string repeated anywhere in the trajectory is read once
 
     def flush() -> None:
-        results = scanner.scan_many([text for _, _, text, _ in batch])
+        results = scanner.scan_many([text for _, _, text, _ in batch], memo)
         hit: set[int] = set()
         for index, detection in results:
             position, path, _, _ = batch[index]

@@ -15,7 +15,7 @@ import string
 
 import pytest
 
-from apps.moderation.scanners import Scanner
+from apps.moderation.scanners import ScanMemo, Scanner
 from apps.moderation.scanning import library, normalize
 from apps.moderation.scanning import rules as hand
 from tests.moderation import samples as s
@@ -150,3 +150,192 @@ def test_overlap_removal_keeps_what_the_pairwise_comparison_kept():
                 pairwise.append(d)
         pairwise.sort(key=lambda d: d.start)
         assert _without_overlaps(found) == pairwise
+
+
+def _joined_findings(scanner: Scanner, texts: list[str]) -> list[tuple[int, str, str, int, int]]:
+    """The path `scan_many` replaced: every string of the batch, repeats too, joined and read."""
+    starts, offset = [], 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text) + 1
+    out = []
+    for detection in scanner.scan("\x00".join(texts)):
+        index = max(i for i, start in enumerate(starts) if start <= detection.start)
+        base = starts[index]
+        if detection.end <= base + len(texts[index]):
+            out.append(
+                (
+                    index,
+                    detection.kind,
+                    detection.text,
+                    detection.start - base,
+                    detection.end - base,
+                )
+            )
+    return out
+
+
+PLANTED = {
+    "github_token": lambda: f"export GITHUB_TOKEN={s.github_token()}",
+    "openai_api_key": lambda: f"OPENAI_API_KEY=\x1b[01;31m\x1b[Ksk-\x1b[m\x1b[Kproj-{s.body(40)}",
+    "email": lambda: "mail jane.roe@gmail.com or call +44 20 7946 0958",
+}
+
+
+def _repeating_strings(seed: int) -> list[str]:
+    """Strings as a trajectory holds them: outputs, errors and files printed again and again,
+    noisy text full of anchors, a PEM header in one string and a footer in another, and
+    realistic secrets (colour-coded, percent-encoded) among them."""
+    rng = random.Random(seed)
+    distinct = [noisy_text(seed * 100 + i, size=rng.choice([30, 200, 900])) for i in range(25)]
+    distinct += [make() for make in PLANTED.values()]
+    distinct += [
+        f"GET /cb?token=ghp%5F{s.body(36)} HTTP/1.1",
+        "A PEM file starts with -----BEGIN RSA PRIVATE KEY----- and a line of Base64.",
+        "It ends with -----END RSA PRIVATE KEY----- on a line of its own.",
+        "nothing to see here at all",
+    ]
+    return [rng.choice(distinct) for _ in range(400)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scan_many_reads_a_repeated_string_once_and_finds_what_reading_it_alone_finds(seed):
+    texts = _repeating_strings(seed)
+    scanner = Scanner()
+    memo = ScanMemo()
+    got: dict[int, list[tuple[str, str, int, int]]] = {}
+    for low in range(0, len(texts), 150):  # three calls, one memo, as the scan service does
+        for i, d in scanner.scan_many(texts[low : low + 150], memo):
+            got.setdefault(low + i, []).append((d.kind, d.text, d.start, d.end))
+    # Every copy of a string gets the same findings, read once.
+    by_text: dict[str, list] = {}
+    for index, text in enumerate(texts):
+        assert by_text.setdefault(text, got.get(index, [])) == got.get(index, [])
+    # The realistic strings: what the string alone gives, whatever noise stands next to it.
+    for index, text in enumerate(texts):
+        if text in by_text and not any(c in text for c in "İ日") and len(text) < 120:
+            alone = [(d.kind, d.text, d.start, d.end) for d in scanner.scan(text)]
+            assert got.get(index, []) == alone, text
+    planted_seen = {kind for found in got.values() for kind, *_ in found}
+    assert set(PLANTED) | {"phone", "github_token"} <= planted_seen
+
+
+def test_scan_many_finds_the_values_the_joined_batch_found_on_real_text(fixtures_dir):
+    """On the real trajectories, read twice over with keys planted, the memo finds the values
+    that joining every string of each batch (repeats too) found. (Values, not places: some of
+    the library's rules report a repeated secret once per text they read, and redaction
+    replaces every occurrence of a found value.)"""
+    import json
+
+    texts: list[str] = []
+
+    def strings_of(value):
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                strings_of(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                texts.append(key)
+                strings_of(item)
+
+    for path in sorted((fixtures_dir / "real").glob("*.json*")):
+        raw = path.read_text(encoding="utf-8")
+        try:
+            strings_of(json.loads(raw))
+        except json.JSONDecodeError:
+            for line in raw.splitlines():
+                if line.strip():
+                    strings_of(json.loads(line))
+    rng = random.Random(4)
+    texts = [
+        f"{text}\nexport GITHUB_TOKEN={s.github_token()}" if rng.random() < 0.02 else text
+        for text in texts * 2
+        if len(text) >= 6 and not text.startswith("data:image/")
+    ]
+    scanner = Scanner()
+    memo = ScanMemo()
+    got: set[tuple[str, str]] = set()
+    expected: set[tuple[str, str]] = set()
+    for low in range(0, len(texts), 2000):
+        batch = texts[low : low + 2000]
+        got |= {(d.kind, d.text) for _, d in scanner.scan_many(batch, memo)}
+        expected |= {(kind, text) for _, kind, text, _, _ in _joined_findings(scanner, batch)}
+    assert got == expected
+    planted = {text.rsplit("GITHUB_TOKEN=", 1)[1] for text in texts if "GITHUB_TOKEN=ghp_" in text}
+    assert len(planted) >= 20
+    assert planted <= {text for kind, text in got if kind == "github_token"}
+
+
+def test_scan_memo_stays_within_its_bound_and_rescans_past_it():
+    key = s.github_token()
+    texts = [f"token {key} #{i}" for i in range(50)]
+    memo = ScanMemo(max_chars=len(texts[0]) * 10)
+    found = Scanner().scan_many(texts, memo)
+    assert [i for i, _ in found] == list(range(50))  # past the bound, still found
+    assert sum(1 for text in texts if text in memo) == 10
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_terminal_view_matches_where_finditer_matched(seed):
+    rng = random.Random(seed)
+    codes = [
+        "\x1b[01;31m",
+        "\x1b[K",
+        "\x1b[m",
+        "\x1b]0;title\x07",
+        "\x1b]8;;x\x1b\\",
+        "\x1bM",
+        "\x07",
+    ]
+    text = "".join(
+        rng.choice([*codes, noisy_text(seed, 40), "\x7f", "\x1b", "é"]) for _ in range(200)
+    )
+    expected = [match.span() for match in normalize._TERMINAL.finditer(text)]
+    view = normalize.terminal(text)
+    assert view is not None
+    kept = "".join(
+        text[end:start]
+        for (_, end), (start, _) in zip(
+            [(0, 0), *expected], [*expected, (len(text), 0)], strict=True
+        )
+    )
+    assert view.text == kept
+
+
+def test_library_view_is_the_eight_replacements_it_stands_for():
+    def replaced(text: str) -> bytes:
+        view = text.encode("utf-8", "surrogatepass").translate(library._DELIMITERS)
+        for end in (b". ", b".\n", b".\r", b".\t", b"! ", b"? ", b"!\n", b"?\n"):
+            view = view.replace(end, b" " + end[1:])
+        if view.endswith((b".", b"!", b"?")):
+            view = view[:-1] + b" "
+        return view
+
+    rng = random.Random(11)
+    for _ in range(20000):
+        text = "".join(rng.choices(".!? \n\r\tab&)\x00é", k=rng.randint(0, 14)))
+        assert library._library_view(text) == replaced(text), repr(text)
+
+
+def test_percent_escapes_are_the_runs_the_group_pattern_found():
+    old = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+    rng = random.Random(2)
+    text = "".join(rng.choices(["%", "%2", "%2D", "%e2%80%a6", "%zz", "a", "%%41", " "], k=5000))
+    assert [m.span() for m in normalize._ESCAPES.finditer(text)] == [
+        m.span() for m in old.finditer(text)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_anchor_automaton_finds_what_the_default_automaton_finds(seed):
+    import ahocorasick_rs
+
+    text = noisy_text(seed, 20000)
+    for family, haystack in (("literal", text), ("keyword", text.lower())):
+        rules = hand.FAMILY[family]
+        default = ahocorasick_rs.AhoCorasick([rule.anchor for rule in rules])
+        assert hand.anchors(family)._automaton.find_matches_as_indexes(
+            haystack, overlapping=True
+        ) == default.find_matches_as_indexes(haystack, overlapping=True)

@@ -223,3 +223,21 @@ def test_real_fixtures(real_fixture):
     assert "aB3#fG7!kL9@" in found["secret"]
     assert "sloria1@gmail.com" in found["email"]  # a real contributor's address in a SWE-agent log
     assert "openhands@all-hands.dev" not in found["email"]
+
+
+def test_a_match_across_two_strings_hides_no_finding_in_between():
+    """A PEM header in one output and a footer in a later one: the library's private-key rule
+    matched from one to the other across the strings of the batch, won the overlap with every
+    finding in between, and was then dropped as spanning strings, so the token and the email
+    between them were found nowhere (and left in clear)."""
+    token = s.github_token()
+    texts = [
+        "A PEM file starts with -----BEGIN RSA PRIVATE KEY----- and a line of Base64.",
+        "ls -la ~/.ssh && cat ~/.ssh/config && echo done with the listing of the folder",
+        f"export GITHUB_TOKEN={token}",
+        "mail jane.roe@gmail.com",
+        "It ends with -----END RSA PRIVATE KEY----- on a line of its own.",
+    ]
+    found = [(i, d.kind, d.text) for i, d in Scanner().scan_many(texts)]
+    assert (2, "github_token", token) in found
+    assert (3, "email", "jane.roe@gmail.com") in found

@@ -262,7 +262,7 @@ RULES: tuple[Rule, ...] = (
     *(
         Rule(
             f"{client}_password", "password", SECRET, "keyword", client,
-            rf"{rest}\b[^\n]{{0,200}}?\s-p(?P<value>'[^'\n]{{1,128}}'|\"[^\"\n]{{1,128}}\"|[^\s'\"-][^\s'\"]{{0,127}})",
+            rf"{rest}\b[^\n\x00]{{0,200}}?\s-p(?P<value>'[^'\n\x00]{{1,128}}'|\"[^\"\n\x00]{{1,128}}\"|[^\s'\"\x00-][^\s'\"\x00]{{0,127}})",
             _command_password, 3,
         )
         for client, rest in (("mysql", "(?:dump|admin)?"), ("mariadb", ""))
@@ -270,7 +270,7 @@ RULES: tuple[Rule, ...] = (
     # `--password pw`, `--password=pw`, `--db-password 'pw'`.
     Rule(
         "flag_password", "password", SECRET, "keyword", "--",
-        r"(?:[a-z]+-)?(?:password|passwd|pass)(?:=|\s+)(?P<value>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s'\"-][^\s'\"]{0,127})",
+        r"(?:[a-z]+-)?(?:password|passwd|pass)(?:=|\s+)(?P<value>'[^'\n\x00]{1,128}'|\"[^\"\n\x00]{1,128}\"|[^\s'\"-][^\s'\"\x00]{0,127})",
         _command_password, 4,
     ),
     Rule(
@@ -365,7 +365,10 @@ class Anchors:
     def __init__(self, rules: tuple[Rule, ...]):
         self.rules = rules
         self.patterns = tuple(compiled(rule.name) for rule in rules)
-        self._automaton = ahocorasick_rs.AhoCorasick([rule.anchor for rule in rules])
+        # The DFA: the fastest of the crate's automata to search (they find the same matches).
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            [rule.anchor for rule in rules], implementation=ahocorasick_rs.Implementation.DFA
+        )
 
     def matches(self, haystack: str) -> list[tuple[Rule, re.Match[str]]]:
         """Each rule's matches, as `finditer` of its pattern would give them (left to right,

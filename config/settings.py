@@ -207,6 +207,11 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "apps.trajectories.tasks.orphan_sweep",
         "schedule": float(env_int("TRAJHUB_ORPHAN_SWEEP_SECONDS", 3600)),
     },
+    # Redaction indexes not current (stored before the index, or a lost refresh), public first.
+    "redaction-index-sweep": {
+        "task": "apps.trajectories.tasks.redaction_index_sweep",
+        "schedule": float(env_int("TRAJHUB_REDACTION_INDEX_SWEEP_SECONDS", 300)),
+    },
 }
 
 # --- Storage ------------------------------------------------------------------------------------
@@ -524,6 +529,7 @@ TRAJHUB_SCAN_RULE_CACHE = os.environ.get(
 # Files no row refers to (a killed ingest's) are deleted once this old: longer than any ingest.
 TRAJHUB_ORPHAN_GRACE_SECONDS = env_int("TRAJHUB_ORPHAN_GRACE_SECONDS", 3600)
 TRAJHUB_ORPHAN_SWEEP_BATCH = env_int("TRAJHUB_ORPHAN_SWEEP_BATCH", 10_000)
+TRAJHUB_REDACTION_INDEX_SWEEP_BATCH = env_int("TRAJHUB_REDACTION_INDEX_SWEEP_BATCH", 200)
 # Django reads whole bodies into memory up to this size; the share API streams larger ones itself.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TRAJHUB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -29,7 +29,11 @@ from apps.moderation.audit import DELETION_ACTORS, audit_record, reviewer_kind
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import ActorKind, AuditAction, AuditEntry, Finding, FindingCategory
 from apps.trajectories.models import Event, Image, ReviewState, Trajectory, Visibility
-from apps.trajectories.services import announce_public_change, trajectory_search_refresh
+from apps.trajectories.services import (
+    announce_public_change,
+    trajectory_redaction_index_refresh,
+    trajectory_search_refresh,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -439,6 +443,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
             now = timezone.now()
             update: dict[str, Any] = {
                 "redactions": redactions,
+                **_index_stale(current, redactions),
                 "dropped_images": dropped,
                 "review_state": decision,
                 "scan_version": version,
@@ -471,6 +476,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         if not changed:
             Trajectory.objects.filter(pk=pk).update(
                 redactions=redactions,
+                **_index_stale(current, redactions),
                 dropped_images=dropped,
                 scan_version=version,
                 scanned_at=timezone.now(),
@@ -492,6 +498,8 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
     ):
         # Search must never find a trajectory by what its redactions hide.
         trajectory_search_refresh(trajectory=trajectory)
+    # After the search text: what pages, lists and find read instead of the whole map.
+    trajectory_redaction_index_refresh(trajectory_id=pk)
     return ScanResult(
         trajectory_id=pk,
         review_state=state,
@@ -500,6 +508,14 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         stored_findings=len(rows),
         changed=changed,
     )
+
+
+def _index_stale(current: Trajectory, redactions: dict[str, str]) -> dict[str, Any]:
+    """Clear the redaction index in the statement that changes the map (against the map read
+    under the row lock), so that no request reads entries older than the map. The database
+    trigger of migration trajectories 0008 does the same for any writer; this keeps it so
+    where the trigger is not installed (a database restored without it)."""
+    return {"indexed_at": None} if redactions != (current.redactions or {}) else {}
 
 
 def _notify_held(trajectory: Trajectory, counts: dict[str, int]) -> None:

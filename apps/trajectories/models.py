@@ -92,6 +92,14 @@ class Trajectory(models.Model):
     # services so that every surface knows without another query: everyone but the owner and
     # moderators sees "trajhub-image:removed" in their place.
     dropped_images = models.JSONField(default=list, blank=True)
+    # What a request needs of `redactions` without reading it (services/redaction_index.py):
+    # {"own": the originals found in the title, feedback, agent, model, version and metadata,
+    # with their placeholders; "count": len(redactions); "strings"/"metadata": digests of what
+    # "own" was gathered from}; each event's own in Event.redactions. Read only while
+    # `indexed_at` is set, which a database trigger clears whenever `redactions` changes, and
+    # where the digests still match what is read (selectors/redactions.py).
+    redaction_index = models.JSONField(null=True, blank=True, editable=False)
+    indexed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     num_events = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
@@ -215,6 +223,15 @@ class Event(models.Model):
     # Original fields (args / extras / tool call data ...). Images are replaced by
     # "trajhub-image:<sha256>" references to Image rows.
     data = models.JSONField(default=dict, blank=True)
+    # Written with the trajectory's redaction index (see Trajectory.redaction_index): the
+    # originals the trajectory's redactions replace in this event's strings, with their
+    # placeholders (NULL: none), `text` with them replaced (NULL: nothing replaced), and digests
+    # of the text and of the other fields they were made from (NULL: not indexed). Read only
+    # while the trajectory's index is current and the digests match the row.
+    redactions = models.JSONField(null=True, blank=True, editable=False)
+    index_digest = models.CharField(max_length=32, null=True, blank=True, editable=False)  # noqa: DJ001
+    # NULL, not "": ingest's COPY leaves the column out, and NULL reads "nothing replaced".
+    redacted_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001
 
     class Meta:
         ordering = ["trajectory_id", "position"]

@@ -34,3 +34,25 @@ def orphan_sweep() -> int:
     if result.deleted:
         logger.info("orphan sweep deleted %d of %d old files", len(result.deleted), result.checked)
     return len(result.deleted)
+
+
+REDACTION_INDEX_SWEEP_LOCK = "trajectories:redaction-index-sweep:lock"
+
+
+@shared_task(name="apps.trajectories.tasks.redaction_index_refresh")
+def redaction_index_refresh(trajectory_id: int) -> bool:
+    """Rebuild one trajectory's redaction index after an edit (services/redaction_index.py)."""
+    return services.trajectory_redaction_index_refresh(trajectory_id=trajectory_id)
+
+
+@shared_task(name="apps.trajectories.tasks.redaction_index_sweep")
+def redaction_index_sweep() -> int:
+    """Periodic: index TRAJHUB_REDACTION_INDEX_SWEEP_BATCH trajectories whose index is not
+    current (stored before the index existed, or a lost refresh). One sweep at a time."""
+    if not cache.add(REDACTION_INDEX_SWEEP_LOCK, "1", timeout=ORPHAN_SWEEP_LOCK_SECONDS):
+        logger.info("redaction index sweep already running; skipped")
+        return 0
+    try:
+        return services.redaction_index_sweep(limit=settings.TRAJHUB_REDACTION_INDEX_SWEEP_BATCH)
+    finally:
+        cache.delete(REDACTION_INDEX_SWEEP_LOCK)

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from apps.trajectories.models import Polarity, Trajectory, Visibility
 from apps.trajectories.redaction import identity, redact_data, redactor
 from apps.trajectories.results import run_result
+from apps.trajectories.selectors.redactions import own_redactions
 
 EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt")
 
@@ -81,7 +82,8 @@ def _redact_for(instance: Trajectory, context: dict[str, Any]):
     manage = context.get("can_manage")
     if manage is not None and manage(instance):
         return identity
-    return redactor(instance.redactions)
+    # The serializer shows the trajectory's own strings only: its own redactions suffice.
+    return redactor(own_redactions(instance))
 
 
 class TrajectoryOutputSerializer(serializers.ModelSerializer):

@@ -53,6 +53,7 @@ from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFil
 from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
+from apps.trajectories.selectors.redactions import with_redaction_index
 from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
 JSON_TYPES = {
@@ -218,7 +219,9 @@ class TrajectoryListView(JsonApiView):
             queryset = selectors.trajectory_list_owned(user)
         else:
             queryset = selectors.trajectory_list_public()
-        queryset = queryset.defer("search_text", "search_vector", "deletion_password_hashes")
+        queryset = with_redaction_index(
+            queryset.defer("search_text", "search_vector", "deletion_password_hashes")
+        )
         filterset = TrajectoryFilter(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)

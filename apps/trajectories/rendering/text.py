@@ -99,14 +99,22 @@ class Marks:
         return self._matcher.sub(text, self._replace)
 
 
-def marks_for(trajectory: Any, *, show_original: bool) -> Marks:
-    """The trajectory's Marks, built once per instance (a request's): building one reads every
-    redaction, and a page needs them for its header, its events and its title. A new redactions
-    map assigned to the instance gets new Marks."""
+def marks_for(trajectory: Any, *, show_original: bool, shown: Any = None) -> Marks:
+    """The trajectory's Marks, built once per instance (a request's) and map.
+
+    `shown=None`: the full map (`Trajectory.redactions`), for any of the trajectory's strings.
+    `shown=events` (possibly empty): only what the trajectory's own strings and those events
+    need, from its redaction index when current (selectors/redactions.py): a page of 100 steps
+    then reads 100 events' entries instead of every redaction of the trajectory. Either way the
+    text comes out the same (services/redaction_index.py says why)."""
+    from apps.trajectories.selectors.redactions import full_redactions, shown_redactions
+
     cache: dict[tuple[bool, int], tuple[object, Marks]] = trajectory.__dict__.setdefault(
         "_trajhub_marks", {}
     )
-    redactions = trajectory.redactions
+    redactions = (
+        full_redactions(trajectory) if shown is None else shown_redactions(trajectory, shown)
+    )
     key = (show_original, id(redactions))
     hit = cache.get(key)
     if hit is not None and hit[0] is redactions:

@@ -105,7 +105,10 @@ def redactor_for(trajectory: Trajectory, user: User | None) -> Redact:
     and references to the images a moderator dropped replaced by a placeholder."""
     if can_manage(trajectory, user):
         return identity
-    return chain(image_dropper(trajectory.dropped_images), redactor(trajectory.redactions))
+    from apps.trajectories.selectors.redactions import full_redactions
+
+    # The whole map (downloads, the API's events): from the row's query where it had to read it.
+    return chain(image_dropper(trajectory.dropped_images), redactor(full_redactions(trajectory)))
 
 
 @dataclass

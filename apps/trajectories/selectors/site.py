@@ -31,6 +31,11 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redactor
+from apps.trajectories.selectors.redactions import (
+    INDEX_FIELDS,
+    full_redactions,
+    with_redaction_index,
+)
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -48,7 +53,9 @@ LIST_FIELDS = (
     "feedback_text",
     "visibility",
     "review_state",
-    "redactions",
+    # Not `redactions` (12 MB for a trajectory with very many findings): the row's own entries
+    # of its redaction index, and the whole map only where the index is not current.
+    *INDEX_FIELDS,
     "num_events",
     "total_tokens",
     "total_cost",
@@ -78,7 +85,9 @@ def public_stats() -> PublicStats:
 def public_list() -> QuerySet[Trajectory]:
     """Public trajectories (one per chain: `listed()`), newest first, with only the columns a
     list row needs."""
-    return Trajectory.objects.listed().only(*LIST_FIELDS).order_by("-created_at", "-id")
+    return with_redaction_index(
+        Trajectory.objects.listed().only(*LIST_FIELDS).order_by("-created_at", "-id")
+    )
 
 
 def sorted_after_matching(queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
@@ -166,7 +175,9 @@ def _holding_no_redacted_value(queryset: QuerySet[Trajectory], field: str) -> Qu
 
 def owned_list(user: User) -> QuerySet[Trajectory]:
     """A signed-in user's own trajectories in every state, newest first."""
-    return Trajectory.objects.owned_by(user).only(*LIST_FIELDS).order_by("-created_at", "-id")
+    return with_redaction_index(
+        Trajectory.objects.owned_by(user).only(*LIST_FIELDS).order_by("-created_at", "-id")
+    )
 
 
 SNIPPET_WORDS = 28
@@ -236,7 +247,9 @@ def snippet_html(snippet: str, trajectory: Trajectory) -> SafeString:
     """The snippet escaped, hits as <mark>. The search text is already redacted; should an
     original still be in it, the passage is shown redacted and without highlights."""
     plain = snippet.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, "")
-    redacted = redactor(trajectory.redactions)(plain)
+    # The whole map, as before: the snippet is event text, which the row's own entries do not
+    # cover (search result rows of a trajectory not indexed carry it; others load it).
+    redacted = redactor(full_redactions(trajectory))(plain)
     if redacted != plain:
         return mark_safe(escape(_SPACES.sub(" ", redacted)))
     escaped = str(escape(_SPACES.sub(" ", snippet)))

@@ -23,7 +23,14 @@ from apps.trajectories.models import (
     Trajectory,
     Visibility,
 )
+from apps.trajectories.redaction import redactor
 from apps.trajectories.selectors import can_manage, is_share_id
+from apps.trajectories.selectors.redactions import (
+    full_redactions,
+    index_usable,
+    text_digest,
+    with_redaction_index,
+)
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
@@ -82,9 +89,10 @@ def trajectory_access(request: HttpRequest, share_id: str) -> Access:
     if unlocked:
         # A password unlocks an anonymous share only while no account has claimed it.
         queryset = queryset | Trajectory.objects.filter(share_id=share_id, owner__isnull=True)
-    trajectory = (
-        queryset.select_related("owner").defer(*HEAVY_FIELDS).filter(share_id=share_id).first()
-    )
+    # Without the full redactions map where its index is current (selectors/redactions.py).
+    trajectory = with_redaction_index(
+        queryset.select_related("owner").defer(*HEAVY_FIELDS).filter(share_id=share_id)
+    ).first()
     if trajectory is None:
         raise Http404("no such trajectory")
     authenticated = user is not None and user.is_authenticated
@@ -190,23 +198,46 @@ def event_at(trajectory: Trajectory, position: int) -> Event:
 
 
 def event_find(
-    trajectory: Trajectory, query: str, redact: Any
+    trajectory: Trajectory, query: str, *, show_original: bool
 ) -> tuple[list[tuple[int, int, str]], int]:
     """Steps whose text contains `query` (case-insensitive), with the number of hits in each.
 
-    The text is redacted for visitors *before* matching, so a search cannot reveal a redacted
-    value. Returns ([(step, hits, type)], total hits). One query.
+    Visitors' matches are over the redacted text, so a search cannot reveal a redacted value:
+    each event's stored redacted text where the trajectory's redaction index is current and the
+    event's digest matches its text (no redaction in the request), else the text redacted with
+    the full map. Returns ([(step, hits, type)], total hits). One query (two when an event is
+    not indexed and the map was not loaded).
     """
     needle = query.casefold()
     found: list[tuple[int, int, str]] = []
     total = 0
-    rows = (
-        Event.objects.filter(trajectory=trajectory)
-        .order_by("position")
-        .values_list("position", "type", "text")
-    )
-    for position, type_, text in rows.iterator(chunk_size=500):
-        haystack = redact(text or "").casefold()
+    events = Event.objects.filter(trajectory=trajectory).order_by("position")
+    indexed = not show_original and index_usable(trajectory)
+    full: list[Any] = []  # the full map's redactor, made only if an event needs it
+
+    def redact(text: str) -> str:
+        if show_original:
+            return text
+        if not full:
+            # Only string entries, as the page's Marks takes them.
+            full.append(
+                redactor(
+                    {
+                        key: value
+                        for key, value in full_redactions(trajectory).items()
+                        if key and isinstance(key, str) and isinstance(value, str)
+                    }
+                )
+            )
+        return full[0](text)
+
+    rows = events.values_list("position", "type", "text", "redacted_text", "index_digest")
+    for position, type_, text, redacted, digest in rows.iterator(chunk_size=500):
+        text = text or ""
+        if indexed and digest and digest[:16] == text_digest(text):
+            haystack = (text if redacted is None else redacted).casefold()
+        else:
+            haystack = redact(text).casefold()
         hits = haystack.count(needle)
         if needle in (type_ or "").casefold():
             hits += 1

@@ -37,6 +37,10 @@ from apps.trajectories.services.passwords import (
     trajectory_by_password,
     trajectory_check_password,
 )
+from apps.trajectories.services.redaction_index import (
+    redaction_index_sweep,
+    trajectory_redaction_index_refresh,
+)
 from apps.trajectories.services.search import SEARCH_TEXT_CHARS, trajectory_search_refresh
 from apps.trajectories.services.storage import (
     OrphanSweepResult,
@@ -73,6 +77,8 @@ __all__ = [
     "trajectory_check_password",
     "trajectory_delete",
     "trajectory_ingest",
+    "redaction_index_sweep",
+    "trajectory_redaction_index_refresh",
     "trajectory_search_refresh",
     "trajectory_update",
 ]

@@ -82,15 +82,30 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
         if rescan:
             trajectory.review_state = ReviewState.PENDING
             changed.append("review_state")
+        if "title" in changed or "feedback_text" in changed:
+            # The index's own entries were gathered from the old text: not read until rebuilt
+            # (pages read the full map meanwhile), and found by the sweep should the task be lost.
+            trajectory.indexed_at = None
+            changed.append("indexed_at")
         trajectory.save(update_fields=[*changed, "updated_at"])
         _note_published(trajectory)
         if "title" in changed:
             trajectory_search_refresh(trajectory=trajectory)
+        if "indexed_at" in changed:
+            # By a task: with very many redactions the rebuild takes seconds.
+            _refresh_redaction_index_later(trajectory.pk)
         if rescan:
             _on_commit_stored(trajectory.pk, created=False)
         if "visibility" in changed or "review_state" in changed:
             announce_public_change([trajectory.pk])
     return trajectory
+
+
+def _refresh_redaction_index_later(pk: int) -> None:
+    from apps.trajectories.tasks import redaction_index_refresh
+
+    # robust: the edit is committed; a broker that is down leaves the index to the sweep.
+    transaction.on_commit(lambda: redaction_index_refresh.delay(pk), robust=True)
 
 
 def _note_published(trajectory: Trajectory) -> None:

@@ -389,6 +389,9 @@ def _store_in_transaction(
             trajectory.title, (e.text for e in prepared.events), trajectory.redactions
         )
         trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
+        # New events and title: the redaction index waits for the scan that follows (or the
+        # sweep); until then every surface reads the full map.
+        trajectory.indexed_at = None
         trajectory.save()
         if how == "extends":
             # The stored events are a prefix of the new ones: only the rest needs writing.

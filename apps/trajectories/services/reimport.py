@@ -124,7 +124,13 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
     events_changed = _events_differ(pk, prepared)
     if metadata == row.metadata and not events_changed:
         return "unchanged"
-    fields: dict[str, Any] = {"metadata": metadata, "updated_at": timezone.now()}
+    # New events and metadata: the redaction index is rebuilt by the scan that follows (or the
+    # sweep); until then every surface reads the full map.
+    fields: dict[str, Any] = {
+        "metadata": metadata,
+        "updated_at": timezone.now(),
+        "indexed_at": None,
+    }
     if row.review_state == ReviewState.APPROVED:
         # Unscanned text: out of public() until the scan has seen it.
         fields["review_state"] = ReviewState.PENDING

@@ -11,8 +11,14 @@ from django import template
 from django.utils.text import Truncator
 
 from apps.trajectories.redaction import redactor
+from apps.trajectories.selectors.redactions import (
+    OWN_STRINGS,
+    full_redactions,
+    own_redactions,
+)
 
 register = template.Library()
+
 
 _TRAJECTORY_PATH = re.compile(r"^/t/([0-9a-f]{64})/")
 
@@ -21,14 +27,21 @@ def _redact(trajectory, text: str) -> str:
     # Cached on the instance: a list page redacts title and feedback of the same row.
     redact = getattr(trajectory, "_site_redact", None)
     if redact is None:
-        redact = redactor(trajectory.redactions)
+        # The trajectory's own strings only (title, feedback, agent, model): its own entries of
+        # the redaction index, not the whole map (selectors/redactions.py).
+        redact = redactor(own_redactions(trajectory))
         trajectory._site_redact = redact
     return redact(text or "")
 
 
 @register.filter
 def redacted(value: str, trajectory) -> str:
-    """`{{ text|redacted:trajectory }}`: the text with the trajectory's public placeholders."""
+    """`{{ text|redacted:trajectory }}`: the text with the trajectory's public placeholders.
+    The row's own redactions cover its own strings only; any other text gets the whole map."""
+    loaded = trajectory.__dict__  # what the row loaded: no deferred field is fetched here
+    own = [loaded.get(name) for name in OWN_STRINGS]
+    if value and value not in own:
+        return redactor(full_redactions(trajectory))(value)
     return _redact(trajectory, value)
 
 

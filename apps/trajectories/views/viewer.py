@@ -9,6 +9,7 @@ through the same chunks. Anything the caller may not see is a 404, whatever the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -20,6 +21,7 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
+from apps.trajectories.models import Event
 from apps.trajectories.rendering import (
     ViewContext,
     card_html,
@@ -28,6 +30,7 @@ from apps.trajectories.rendering import (
 )
 from apps.trajectories.rendering.result import result_for, result_html, tools_html
 from apps.trajectories.rendering.text import marks_for
+from apps.trajectories.selectors.redactions import redaction_count
 from apps.trajectories.selectors.viewer import (
     Access,
     chain_members,
@@ -63,11 +66,13 @@ def _int(value: Any, default: int, *, low: int = 0, high: int = 10**9) -> int:
     return max(low, min(high, number))
 
 
-def _context(access: Access) -> ViewContext:
+def _context(access: Access, shown: Sequence[Event]) -> ViewContext:
+    """What renders the trajectory's own strings and the `shown` events: redacted with their
+    entries of the redaction index (selectors/redactions.py), not the whole map."""
     trajectory = access.trajectory
     return ViewContext(
         share_id=trajectory.share_id,
-        marks=marks_for(trajectory, show_original=access.show_original),
+        marks=marks_for(trajectory, show_original=access.show_original, shown=shown),
         started_at=trajectory.started_at,
         dropped_images=frozenset(trajectory.dropped_images or ()),
     )
@@ -95,9 +100,9 @@ class Chunk:
 
 def render_chunk(access: Access, *, after: int, limit: int, budget: int) -> Chunk:
     """Cards of steps after+1 ... until `limit` events or about `budget` bytes of HTML."""
-    ctx = _context(access)
     # One event more than asked says whether there is a next chunk without counting.
     events = event_chunk(access.trajectory, start=after, limit=limit + 1)
+    ctx = _context(access, events[:limit])
     base = f"/t/{access.trajectory.share_id}/"
     parts: list[str] = []
     size = 0
@@ -120,8 +125,8 @@ def render_chunk_before(access: Access, *, before: int, limit: int, budget: int)
     """Cards of the steps just before step `before`+1 (positions < before), nearest first until
     `limit` events or about `budget` bytes, returned in step order. `next_after` here is the
     position of the first card, or None when the chunk reaches step 1."""
-    ctx = _context(access)
     events = event_chunk_before(access.trajectory, end=before, limit=limit)
+    ctx = _context(access, events)
     base = f"/t/{access.trajectory.share_id}/"
     parts: list[str] = []
     size = 0
@@ -141,7 +146,7 @@ def render_chunk_before(access: Access, *, before: int, limit: int, budget: int)
 
 def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> dict[str, Any]:
     trajectory = access.trajectory
-    plain = marks_for(trajectory, show_original=access.show_original).plain
+    plain = marks_for(trajectory, show_original=access.show_original, shown=()).plain
     metadata = trajectory.metadata if isinstance(trajectory.metadata, dict) else {}
     tokens = trajectory.total_tokens
     if tokens is None and isinstance(metadata.get("total_tokens"), int):
@@ -175,7 +180,7 @@ def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> d
         "license": trajectory.license if trajectory.visibility == "public" else "",
         "owner": trajectory.owner.get_username() if trajectory.owner_id else "",
         "created_at": trajectory.created_at,
-        "redacted": len(trajectory.redactions or {}),
+        "redacted": redaction_count(trajectory),
         "types": type_counts,
     }
 
@@ -220,7 +225,7 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
     total = sum(count for _, count in type_counts)
     after = _int(request.GET.get("after"), 0, high=max(total - 1, 0))
     chunk = render_chunk(access, after=after, limit=FIRST_EVENTS, budget=FIRST_BYTES)
-    ctx = _context(access)
+    ctx = _context(access, ())
     # The download API decides by account (visible_to), not by this session's unlock.
     downloads = list(EXPORT_FORMATS) if access.can_download else []
     if access.can_download_original:
@@ -288,9 +293,9 @@ def _fragment_or_page(
                 "step": step,
                 "what": what,
                 "base": f"/t/{access.trajectory.share_id}/",
-                "title": marks_for(access.trajectory, show_original=access.show_original).plain(
-                    access.trajectory.title
-                )
+                "title": marks_for(
+                    access.trajectory, show_original=access.show_original, shown=()
+                ).plain(access.trajectory.title)
                 or f"Trajectory {access.trajectory.share_id[:12]}",
             },
         )
@@ -302,7 +307,7 @@ def trajectory_event_json(request: HttpRequest, share_id: str, step: str) -> Htt
     step = int(step)
     access = trajectory_access(request, share_id)
     event = event_at(access.trajectory, _step_position(step))
-    html = event_json_html(event, _context(access))
+    html = event_json_html(event, _context(access, [event]))
     return _fragment_or_page(request, access, html, step=step, what="JSON")
 
 
@@ -314,7 +319,7 @@ def trajectory_event_block(
     step, index = int(step), int(index)
     access = trajectory_access(request, share_id)
     event = event_at(access.trajectory, _step_position(step))
-    ctx = _context(access)
+    ctx = _context(access, [event])
     full = dataclasses.replace(ctx, full_block=index)
     card = present_event(event, full)
     if index >= len(card.blocks):
@@ -329,8 +334,7 @@ def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
     query = (request.GET.get("q") or "").strip()[:FIND_MAX_QUERY]
     if not query:
         return _private_headers(JsonResponse({"q": "", "steps": [], "total": 0}), access)
-    redact = marks_for(access.trajectory, show_original=access.show_original).plain
-    steps, total = event_find(access.trajectory, query, redact)
+    steps, total = event_find(access.trajectory, query, show_original=access.show_original)
     return _private_headers(JsonResponse({"q": query, "steps": steps, "total": total}), access)
 
 

@@ -1,0 +1,242 @@
+"""The redaction index: what each surface needs of a trajectory's redactions, stored so that a
+request reads only what it shows.
+
+`Trajectory.redactions` is the one source of truth (the scan writes it). A trajectory with very
+many findings (300,000 emails in 20,000 outputs) has a map of 12 MB: decoding it and indexing it
+cost a list row, a page or a find about a second whatever they show. So, after every change of
+the map or of the content, this service derives from it:
+
+- `Event.redactions`: the originals the map replaces in this event's strings, with their
+  placeholders (the same numbering: they are the map's own entries);
+- `Event.redacted_text`: the event's text with the map applied (what find matches);
+- `Trajectory.redaction_index`: {"own": the same for the title, feedback, agent, model, version
+  and metadata; "count": the number of redactions; digests of what "own" was gathered from}.
+
+Why the restriction gives exactly the text the full map gives: the map is applied
+leftmost-longest (redaction.Matcher). At each position the full map replaces the longest
+original that starts there, which is in the restriction since the restriction is made of what
+the full map replaced in that very string; an original of the restriction that starts there is
+an original of the map, so no longer one exists. Positions where the full map replaces nothing
+have no original of the map, hence none of the restriction. The two therefore replace the same
+spans with the same placeholders, in every string in which the restriction was gathered. The
+strings gathered are every string a surface redacts: the text and each string and key of the
+event's JSON, as stored, as a terminal shows it (colour codes removed), with every image
+reference dropped (what visitors get for a dropped image), and the JSON as "Show JSON" prints
+it. An original whose placeholder is itself written in the event is added too, so that the
+page marks that placeholder as before.
+What this does not cover: a string a card derives by joining pieces (a diff of two edit
+arguments, with its +/- prefixes) is redacted by the pieces' entries, so an original that
+occurs only across such a join, and in none of the pieces, would be replaced by the full map
+and not here. Visitors' pieces are redacted structurally before any card is built, as before.
+
+The index is read only while it is current: `Trajectory.indexed_at` is set, and a database
+trigger (migration 0008) clears it in any statement that changes `redactions`, whoever writes
+it; and each piece still matches what it was made from: `redaction_index` keeps digests of the
+trajectory's own strings, each event `index_digest` of its text and of its other fields, which
+readers compare with the row they read (new events have none). Anything else (unscanned,
+half-built, changed) reads the full map, never the raw text (selectors/redactions.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+from django.db import transaction
+from django.utils import timezone
+
+from apps.trajectories.dropped import IMAGE_REMOVED
+from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.redaction import Matcher, redactor
+from apps.trajectories.rendering.text import clean_terminal
+from apps.trajectories.selectors.redactions import (
+    OWN_STRINGS,
+    event_digest,
+    metadata_digest,
+    strings_digest,
+)
+
+logger = logging.getLogger(__name__)
+
+BATCH = 500
+EVENT_INDEX_FIELDS = ["redactions", "redacted_text", "index_digest"]
+_IMAGE_REF = re.compile(r"trajhub-image:[0-9a-f]{64}")
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON value, keys included (what redact_data passes to the redactor)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from _strings(item)
+
+
+def _views(text: str) -> Iterator[str]:
+    """A string as the surfaces redact it: stored, as a terminal shows it, images dropped."""
+    yield text
+    cleaned = clean_terminal(text)
+    if cleaned != text:
+        yield cleaned
+    if "trajhub-image:" in text:
+        yield _IMAGE_REF.sub(IMAGE_REMOVED, text)
+
+
+class _Gatherer:
+    """The full map's matcher, reused for every string of one trajectory."""
+
+    def __init__(self, redactions: dict[str, str]):
+        self.redactions = redactions
+        self.matcher = Matcher(redactions)
+        self._by_placeholder: dict[str, str] | None = None
+
+    def own(self, strings: Iterator[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        if not self.matcher:
+            return found
+        redactions = self.redactions
+        for string in strings:
+            if not string:
+                continue
+            for view in _views(string):
+                for start, end in self.matcher.spans(view):
+                    original = view[start:end]
+                    found[original] = redactions[original]
+                if "<" in view:
+                    self._placeholders(view, found)
+        return found
+
+    def _placeholders(self, text: str, found: dict[str, str]) -> None:
+        for match in _PLACEHOLDER.finditer(text):
+            if self._by_placeholder is None:
+                self._by_placeholder = {}
+                for key, placeholder in self.redactions.items():
+                    self._by_placeholder.setdefault(placeholder, key)
+            typed = self._by_placeholder.get(match.group(0))
+            if typed is not None:
+                found[typed] = self.redactions[typed]
+
+
+def _own_in_step(trajectory: Trajectory) -> bool:
+    index = trajectory.redaction_index
+    return (
+        isinstance(index, dict)
+        and index.get("strings") == strings_digest(trajectory)
+        and index.get("metadata") == metadata_digest(trajectory.metadata)
+    )
+
+
+def _json_views(data: Any) -> Iterator[str]:
+    yield from _strings(data)
+    if data:
+        try:
+            yield orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            pass
+
+
+def _own_strings(trajectory: Trajectory) -> Iterator[str]:
+    for name in OWN_STRINGS:
+        yield getattr(trajectory, name)
+    yield from _json_views(trajectory.metadata)
+
+
+@transaction.atomic
+def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
+    """Rebuild the trajectory's redaction index from its current map and events, under the
+    trajectory's row lock (writers of the map and the events take it too). Returns False when
+    the trajectory is gone; does nothing when the index is current."""
+    trajectory = (
+        Trajectory.objects.select_for_update()
+        .filter(pk=trajectory_id)
+        .only("redactions", "indexed_at", "redaction_index", "metadata", *OWN_STRINGS)
+        .first()
+    )
+    if trajectory is None:
+        return False
+    stored = trajectory.redactions if isinstance(trajectory.redactions, dict) else {}
+    redactions = {
+        key: value
+        for key, value in stored.items()
+        if key and isinstance(key, str) and isinstance(value, str)
+    }
+    events_current = trajectory.indexed_at is not None and not (
+        redactions
+        and Event.objects.filter(trajectory_id=trajectory_id, index_digest__isnull=True).exists()
+    )
+    if events_current and _own_in_step(trajectory):
+        # Current: the map has not changed since (the trigger would have cleared indexed_at),
+        # nor the trajectory's own strings, and every event is indexed (new events are not).
+        return True
+    gather = _Gatherer(redactions)
+    redact = redactor(redactions)
+    if events_current:
+        pass  # only the title, feedback or metadata changed (an owner's edit): "own" below
+    elif not gather.matcher:
+        # Nothing to replace, whatever the events hold: entries of an older map go.
+        Event.objects.filter(trajectory_id=trajectory_id, index_digest__isnull=False).update(
+            redactions=None, redacted_text=None, index_digest=None
+        )
+    else:
+        # Every event is rewritten: its entries (NULL: none), redacted text and digest.
+        rows = (
+            Event.objects.filter(trajectory_id=trajectory_id)
+            .order_by("position")
+            .only("pk", "original_id", "cause", "text", "data")
+            .iterator(chunk_size=BATCH)
+        )
+        changed: list[Event] = []
+        for event in rows:
+            found = gather.own(
+                iter((event.text, event.original_id, event.cause, *_json_views(event.data)))
+            )
+            event.redactions = found or None
+            redacted = redact(event.text) if found else event.text
+            event.redacted_text = redacted if redacted != event.text else None
+            event.index_digest = event_digest(event)
+            changed.append(event)
+            if len(changed) >= BATCH:
+                Event.objects.bulk_update(changed, EVENT_INDEX_FIELDS)
+                changed = []
+        if changed:
+            Event.objects.bulk_update(changed, EVENT_INDEX_FIELDS)
+    own = gather.own(_own_strings(trajectory))
+    Trajectory.objects.filter(pk=trajectory_id).update(
+        redaction_index={
+            "own": own,
+            "count": len(stored),
+            "strings": strings_digest(trajectory),
+            "metadata": metadata_digest(trajectory.metadata),
+        },
+        indexed_at=timezone.now(),
+    )
+    return True
+
+
+def redaction_index_sweep(*, limit: int) -> int:
+    """Index up to `limit` trajectories whose index is not current: public ones first (their
+    pages and lists are read by everyone), newest first. Safe to run twice: each refresh takes
+    the row lock and skips a current index. Fills the index of trajectories stored before it
+    existed, and after edits whose refresh did not run (a lost task)."""
+    stale = Trajectory.objects.filter(indexed_at__isnull=True)
+    ids = list(stale.public().order_by("-created_at").values_list("pk", flat=True)[:limit])
+    if len(ids) < limit:
+        ids += list(
+            stale.exclude(pk__in=ids)
+            .order_by("-created_at")
+            .values_list("pk", flat=True)[: limit - len(ids)]
+        )
+    done = 0
+    for pk in ids:
+        if trajectory_redaction_index_refresh(trajectory_id=pk):
+            done += 1
+    return done

@@ -37,3 +37,11 @@ accesslog = "-"
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s"'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
+
+
+def post_worker_init(worker):
+    # Each worker loads the retrieval index and the dense encoder before its first request
+    # (without it the first /api/v1/retrieve of every new worker pays the model's load).
+    from apps.learn.retrieval import warm
+
+    warm()

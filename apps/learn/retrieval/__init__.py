@@ -2,3 +2,18 @@
 (BM25 over instructions and over observations, dense embeddings when the `dense` extra is
 installed), built by a task, stored as memory-mapped files and swapped atomically; and the
 query side that every web process shares."""
+
+
+def warm() -> None:
+    """Open the current index and load the dense encoder, so that a new web process's first
+    request costs what the others do (docker/gunicorn.conf.py calls it as each worker starts).
+    Never stops a worker from starting: a failure is logged and the first request pays."""
+    import logging
+
+    from apps.learn.retrieval import dense, index
+
+    try:
+        index.current()
+        dense.warm()
+    except Exception:  # noqa: BLE001 - warming is an optimisation only
+        logging.getLogger(__name__).warning("retrieval: warming up failed", exc_info=True)

@@ -250,7 +250,7 @@ def dense_search(
     the caller has it already (a request encodes its instruction once)."""
     if loaded.dense is None or not text.strip() or not dense.available() or len(loaded) == 0:
         return []
-    query = dense.encode([text])[0] if vector is None else vector
+    query = dense.encode_query(text) if vector is None else vector
     rows, scores = _dense_scores(loaded, query)
     wanted = min(len(scores), k + len(exclude or ()))
     if wanted == 0:

@@ -96,8 +96,9 @@ def retrieve(query: Query) -> dict[str, Any]:
             )
         with_dense = loaded.dense is not None and dense.available()
         if with_dense and query.instruction.strip():
-            # Encoding the query is most of a dense search's time: once per request.
-            vector = dense.encode([query.instruction])[0]
+            # Encoding the query is most of a dense search's time: once per request, and not
+            # again while the same instruction comes back (an agent's every step).
+            vector = dense.encode_query(query.instruction)
             ranked.append(
                 ("dense", index.dense_search(loaded, query.instruction, want, vector=vector))
             )

@@ -224,18 +224,30 @@ def _load(name: str) -> Loaded:
 def bm25_search(
     retriever: bm25s.BM25 | None, ids: np.ndarray, text: str, k: int
 ) -> list[tuple[int, float]]:
-    """(example id, score) of the k best documents with a positive score."""
+    """(example id, score) of the k best documents with a positive score, best first (ties by
+    document order). bm25s scores the query; the top k are picked here: bm25s' own selection
+    (`argpartition(scores, -k)`) takes 2-3 ms at 100,000 documents when most scores tie at 0, as
+    they do for a short instruction, against 0.1 ms for partitioning the negated scores."""
     if retriever is None or not text.strip() or len(ids) == 0:
         return []
     tokens = tokenize([text])
     if not tokens or not tokens[0]:
         return []
-    docs, scores = retriever.retrieve(tokens, k=min(k, len(ids)), show_progress=False)
-    return [
-        (int(ids[doc]), float(score))
-        for doc, score in zip(docs[0], scores[0], strict=True)
-        if score > 0
-    ]
+    known = retriever.get_tokens_ids(tokens[0])
+    if not known:
+        return []
+    scores = retriever.get_scores_from_ids(known)
+    return [(int(ids[doc]), float(scores[doc])) for doc in top_k(scores, k)]
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k highest positive scores, highest first, ties by position."""
+    k = min(k, len(scores))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    top = top[scores[top] > 0]
+    return top[np.lexsort((top, -scores[top]))]
 
 
 def dense_search(

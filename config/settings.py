@@ -492,6 +492,10 @@ TRAJHUB_LLM_CONCURRENCY = env_int("TRAJHUB_LLM_CONCURRENCY", 4)  # requests in f
 TRAJHUB_LLM_TIMEOUT = env_float("TRAJHUB_LLM_TIMEOUT", 60.0)  # seconds per request
 TRAJHUB_LLM_MAX_RETRIES = env_int("TRAJHUB_LLM_MAX_RETRIES", 4)  # transient failures only
 TRAJHUB_LLM_BACKOFF = env_float("TRAJHUB_LLM_BACKOFF", 1.0)  # seconds before the first retry
+# A worker's hold on one of the concurrency slots lasts this long unless renewed (it renews it
+# while its call runs): a killed worker's slots come free within this, not after the call's
+# timeout and retries.
+TRAJHUB_LLM_SLOT_SECONDS = env_float("TRAJHUB_LLM_SLOT_SECONDS", 10.0)
 # Prices per million tokens, for the cost each run reports (0: cost not counted).
 TRAJHUB_LLM_PRICE_INPUT = env_float("TRAJHUB_LLM_PRICE_INPUT", 0.0)
 TRAJHUB_LLM_PRICE_OUTPUT = env_float("TRAJHUB_LLM_PRICE_OUTPUT", 0.0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -43,6 +42,7 @@ from apps.learn.windows import (
     drop_repeats,
     window_steps,
 )
+from apps.moderation.locks import RenewedLock
 from apps.trajectories.models import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -73,22 +73,21 @@ def llm_config() -> LLMConfig:
 @contextmanager
 def llm_slot(config: LLMConfig) -> Iterator[None]:
     """One of TRAJHUB_LLM_CONCURRENCY slots per endpoint, shared by every worker process through
-    the cache (Redis in production): `cache.add` is atomic, and a slot whose holder died expires
-    after the request timeout and all its retries."""
+    the cache (Redis in production). A slot is a short lease (TRAJHUB_LLM_SLOT_SECONDS) that a
+    thread of its holder renews while the call runs: a holder that is killed (SIGKILL, OOM)
+    frees its slot within that lease, instead of after a whole call's timeout and retries
+    (2.5 minutes by default) during which every other worker waited on fewer slots."""
     endpoint = hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
-    ttl = (
-        int(config.timeout * (config.max_retries + 1) + config.max_backoff * config.max_retries) + 5
-    )
-    token = uuid.uuid4().hex
     while True:
         for slot in range(config.concurrency):
-            key = f"learn:llm-slot:{endpoint}:{slot}"
-            if cache.add(key, token, timeout=ttl):
+            lease = RenewedLock(
+                f"learn:llm-slot:{endpoint}:{slot}", settings.TRAJHUB_LLM_SLOT_SECONDS
+            )
+            if lease.acquire():
                 try:
                     yield
                 finally:
-                    if cache.get(key) == token:
-                        cache.delete(key)
+                    lease.release()
                 return
         time.sleep(0.02)
 

@@ -86,9 +86,9 @@ def stack(tmp_path, fake_llm):
         TRAJHUB_LLM_JUDGE_MODELS="judge-a",
         TRAJHUB_LLM_CONCURRENCY="2",
         TRAJHUB_LLM_TIMEOUT="5",
-        # The dead worker's LLM slots expire after a request's timeout and all its retries
-        # (services.llm_slot): 10 s with none, instead of 2.5 minutes with the default four.
-        TRAJHUB_LLM_MAX_RETRIES="0",
+        # The dead worker's LLM slots come free when their lease, no longer renewed, ends
+        # (services.llm_slot; default retries, which no longer lengthen it).
+        TRAJHUB_LLM_SLOT_SECONDS="2",
         # A dead worker's claims and unacknowledged task come back in seconds, not 15 minutes.
         TRAJHUB_SYNTH_CLAIM_SECONDS="3",
         CELERY_BROKER_VISIBILITY_TIMEOUT="8",

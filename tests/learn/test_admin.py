@@ -78,6 +78,10 @@ def test_staff_starts_a_run_from_the_admin(staff, fake_llm, django_capture_on_co
     assert run.llm_calls > 0 and Example.objects.exists()
     detail = client.get(f"/admin/learn/synthesisrun/{run.pk}/change/").content.decode()
     assert "kept / dropped per filter" in detail.lower() and "near_duplicate" in detail
+    listed = client.get("/admin/learn/synthesisrun/").content.decode()
+    for page in (listed, detail):
+        assert "LLM calls" in page and "LLM retries" in page and "LLM failures" in page
+        assert "Llm" not in page
 
 
 def test_starting_without_an_endpoint_says_so(staff, no_llm):

@@ -252,8 +252,9 @@ def _dense_agreement(loaded, asks: list[str]) -> float:
 
 
 def latency(
-    sizes: list[int], queries: int, with_dense: bool
+    sizes: list[int], queries: int, with_dense: bool, profile: int = 0
 ) -> list[tuple[str, int, float, float, float]]:
+    import numpy as np
     from django.test import Client
 
     from apps.learn.retrieval import dense, index
@@ -297,50 +298,90 @@ def latency(
             {"instruction": asks[0], "observation": seen[0]},
             content_type="application/json",
         )
-        floor = []
-        for text in asks:
+        if with_dense:
+            agreement = _dense_agreement(loaded, asks[:50])
+            print(f"dense: the searched cells find {agreement:.1%} of an exact scan's top 5")
+        # Floors and requests interleaved query by query, so that a change of load on the
+        # machine moves both. The floors: bm25s' own retrieve(); the plain fastest way (bm25s'
+        # scores, numpy's partition of the top 5, what an endpoint cannot beat); that plus
+        # encoding the query alone (dense). The requests: a new instruction each (the query
+        # cache emptied first), and an agent's loop (the same task instruction asked again at
+        # the next step, with a new observation: its embedding comes from the cache).
+        dense_label = " + dense" if with_dense else ""
+        cases = [
+            (f"instruction BM25{dense_label}", False, False),
+            (f"+ observation BM25{dense_label}", True, False),
+        ]
+        if with_dense:
+            cases.append(("+ observation BM25 + dense, instruction cached", True, True))
+        library: list[float] = []
+        plain: list[float] = []
+        encode: list[float] = []
+        times: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+        for text, obs in zip(asks, seen, strict=True):
             t = time.perf_counter()
             loaded.instruction.retrieve(index.tokenize([text]), k=5, show_progress=False)
-            floor.append((time.perf_counter() - t) * 1000)
-        results.append(
-            (
-                "floor: bm25s retrieve (instruction)",
-                size,
-                statistics.median(floor),
-                percentile(floor, 0.95),
-                0.0,
-            )
-        )
-        floors = {"bm25": floor}
-        if with_dense:
-            encode = []
-            for text in asks:
+            library.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            scores = loaded.instruction.get_scores(index.tokenize([text])[0])
+            np.argpartition(-scores, 4)[:5]
+            plain.append((time.perf_counter() - t) * 1000)
+            if with_dense:
                 t = time.perf_counter()
                 dense.encode([text])
                 encode.append((time.perf_counter() - t) * 1000)
-            floors["dense"] = [a + b for a, b in zip(floor, encode, strict=True)]
-            results.append(("floor: bm25s + encoding the query", size, *_p(floors["dense"]), 0.0))
-            agreement = _dense_agreement(loaded, asks[:50])
-            print(f"dense: the searched cells find {agreement:.1%} of an exact scan's top 5")
-        cases = [("instruction BM25", False), ("+ observation BM25", True)]
-        for label, with_observation in cases:
-            if with_dense:
-                label += " + dense"
-            times = []
-            for text, obs in zip(asks, seen, strict=True):
+            for label, with_observation, cached in cases:
                 body = {"instruction": text, "k": 5}
                 if with_observation:
                     body["observation"] = obs
+                if with_dense and not cached:
+                    dense.forget_queries()
                 t = time.perf_counter()
                 response = client.post("/api/v1/retrieve", body, content_type="application/json")
-                times.append((time.perf_counter() - t) * 1000)
+                times[label].append((time.perf_counter() - t) * 1000)
                 assert response.status_code == 200 and len(response.json()["examples"]) == 5, (
                     response.content[:300]
                 )
-            base = floors["dense" if with_dense else "bm25"]
-            p50, p95 = _p(times)
+        results.append(("floor: bm25s retrieve() (instruction)", size, *_p(library), 0.0))
+        results.append(("floor: bm25s scores + numpy top 5", size, *_p(plain), 0.0))
+        base = plain
+        if with_dense:
+            base = [a + b for a, b in zip(plain, encode, strict=True)]
+            results.append(("floor: that + encoding the query", size, *_p(base), 0.0))
+        for label, _, _ in cases:
+            p50, p95 = _p(times[label])
             results.append((f"POST /retrieve, {label}", size, p50, p95, p95 / _p(base)[1]))
+        print(f"load average after the requests: {os.getloadavg()[0]:.1f}")
+        if profile:
+            _profile(client, asks[:profile], seen[:profile], size)
     return results
+
+
+def _profile(client, asks: list[str], seen: list[str], size: int) -> None:
+    """pyinstrument over `len(asks)` requests of the fullest mix (instruction + observation,
+    dense when on): where an endpoint request's time goes, beyond the floor's."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        print("--profile needs pyinstrument (pip install pyinstrument)")
+        return
+    from apps.learn.retrieval import dense
+
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    for text, obs in zip(asks, seen, strict=True):
+        dense.forget_queries()  # a new instruction each time: the encoder is in the profile
+        client.post(
+            "/api/v1/retrieve",
+            {"instruction": text, "observation": obs, "k": 5},
+            content_type="application/json",
+        )
+    profiler.stop()
+    print(
+        f"\n--- profile: {len(asks)} requests at {size:,} examples, load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    print(profiler.output_text(unicode=False, color=False, show_all=False, short_mode=False))
 
 
 def _p(values: list[float]) -> tuple[float, float]:
@@ -476,6 +517,14 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-dense", action="store_true")
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also profile N requests per size with pyinstrument (and print the call tree)",
+    )
     args = parser.parse_args()
     if args.no_dense:
         os.environ["TRAJHUB_RETRIEVE_DENSE"] = "off"
@@ -487,11 +536,14 @@ def main() -> int:
     with_dense = dense.available()
     print(
         f"dense extra: {'installed' if dense.installed() else 'not installed'}, used: {with_dense}"
+        f"{f' (encoder: {dense.backend()})' if with_dense else ''}"
         f"; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
     )
     failed = False
     if not args.skip_latency:
-        results = latency([int(s) for s in args.sizes.split(",")], args.queries, with_dense)
+        results = latency(
+            [int(s) for s in args.sizes.split(",")], args.queries, with_dense, args.profile
+        )
         print(f"\n{'what':<52}{'examples':>10}{'p50 ms':>9}{'p95 ms':>9}{'p95/floor':>11}")
         for label, size, p50, p95, ratio in results:
             verdict = ""
@@ -503,7 +555,8 @@ def main() -> int:
                 f"{label:<52}{size:>10,}{p50:>9.1f}{p95:>9.1f}{(f'{ratio:.1f}x' if ratio else ''):>11}{verdict}"
             )
     fixtures = Path(os.environ.get("TRAJHUB_FIXTURES_DIR", ROOT.parent / "shared" / "fixtures"))
-    quality([fixtures / "real", ROOT / "tests" / "samples"], with_dense)
+    if not args.skip_quality:
+        quality([fixtures / "real", ROOT / "tests" / "samples"], with_dense)
     del settings
     return 1 if failed else 0
 

@@ -43,6 +43,10 @@ class Release(models.Model):
     )
     # Built only to leave out what was removed since `previous`: nothing added, nobody to tell.
     removal_only = models.BooleanField(default=False)
+    # The version an announced release was announced as (in its notices), when a removal-only
+    # release published during its opt-out window took that number: versions stay in the order
+    # releases are published, and the pages say what it was announced as.
+    announced_as = models.PositiveIntegerField(null=True, blank=True)
     files_deleted = models.BooleanField(default=False, help_text="Superseded files taken down.")
     prefix = models.CharField(max_length=100, blank=True)
     scanner_version = models.CharField(max_length=100, blank=True)

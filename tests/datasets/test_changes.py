@@ -41,6 +41,10 @@ def released(release_storage, owner, other_user):
     return result.release, trajectories
 
 
+def _text(response) -> str:
+    return " ".join(response.content.decode().split())
+
+
 def _api(client, version: int) -> dict:
     return client.get(f"/api/v1/releases/{version}").json()
 
@@ -171,3 +175,57 @@ def test_a_deletion_while_the_newest_was_built_supersedes_it_after_publishing(
     release.refresh_from_db()
     assert release.status == ReleaseStatus.PUBLISHED and release.superseded_at is not None
     assert queued
+
+
+def test_a_deletion_during_an_announced_window_publishes_a_removal_only_release_at_once(
+    released, queued, settings, other_user, client, django_capture_on_commit_callbacks
+):
+    settings.TRAJHUB_RELEASE_OPT_OUT_DAYS = 7
+    first, (gone, later_gone, *_rest) = released
+    new = share(user=other_user, seed=36)
+    announced = services.release_run(force=True, now=timezone.now() + timedelta(days=8))
+    assert announced.action == "announced" and announced.release.version == 2
+
+    # During the window a trajectory of v1 is deleted: it leaves the published files now, not
+    # when the window ends.
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_delete(trajectory=gone)
+    assert tasks.release_removals() == "published"
+    removal = Release.objects.get(removal_only=True)
+    assert removal.status == ReleaseStatus.PUBLISHED and removal.removed_ids == [gone.share_id]
+    first.refresh_from_db()
+    assert first.superseded_by_id == removal.pk
+    assert _api(client, 1)["superseded_by"] == removal.version
+    # The removal-only release took the announced number; the announced release the next,
+    # and every page and the API say what it was announced as.
+    pending = Release.objects.get(status=ReleaseStatus.ANNOUNCED)
+    assert (removal.version, pending.version, pending.announced_as) == (2, 3, 2)
+    assert pending.previous_id == removal.pk and pending.prefix.rstrip("/").endswith("v3")
+    assert "Release v3 (announced as v2," in _text(client.get("/releases/"))
+    assert _api(client, 2)["removal_only"] is True
+    client.force_login(other_user)
+    assert "Release v3 is announced (announced as v2:" in _text(client.get("/me/releases/"))
+    client.logout()
+
+    # A second deletion in the window: another removal-only release, from the first.
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_delete(trajectory=later_gone)
+    result = services.release_run(removals_only=True)
+    assert result.action == "published", result.message
+    assert "v4 stays announced" in result.message
+    assert (result.release.version, result.release.previous_id) == (3, removal.pk)
+    pending.refresh_from_db()
+    assert (pending.version, pending.announced_as, pending.previous_id) == (4, 2, result.release.pk)
+
+    # The window ends: the announced release is published after them, from the newest, without
+    # either deleted trajectory, and is the newest.
+    published = services.release_run(now=timezone.now() + timedelta(days=16)).release
+    assert published.pk == pending.pk and published.status == ReleaseStatus.PUBLISHED
+    assert published.added_ids == [new.share_id] and published.removed_ids == []
+    held = set(published.entries.values_list("share_id", flat=True))
+    assert gone.share_id not in held and later_gone.share_id not in held
+    assert "It was announced as v2" in published.card
+    assert client.get("/api/v1/releases").json()["results"][0]["version"] == 4
+    assert _api(client, 4)["announced_as"] == 2
+    assert "Announced as v2: a removal-only release" in _text(client.get("/releases/4/"))
+    assert Release.objects.get(version=3).superseded_by_id is None

@@ -46,6 +46,11 @@ class ReleaseOutputSerializer(serializers.Serializer):
     removal_only = serializers.BooleanField(
         help_text="Built only to leave out what was removed since the previous release."
     )
+    announced_as = serializers.IntegerField(
+        allow_null=True,
+        help_text="The version this release was announced as, when a removal-only release "
+        "published during its opt-out window took that number (null otherwise).",
+    )
     files_deleted = serializers.BooleanField()
 
     def get_url(self, release: Release) -> str:

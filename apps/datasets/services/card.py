@@ -160,6 +160,11 @@ def card_text(release: Release, files: list[WrittenFile], previous: Release | No
             f"{len(release.removed_ids)} removed (deleted by their contributors, made private, "
             "taken out, or hidden by moderators). `manifest.json` lists both."
         )
+    if release.announced_as:
+        since += (
+            f" It was announced as v{release.announced_as}: a removal-only release published "
+            "during its opt-out window took that number."
+        )
     contact = settings.TRAJHUB_CONTACT_EMAIL
     body = f"""# {name} {release.name}
 

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import F, Max
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
@@ -129,12 +130,22 @@ def release_run(
         if announced is not None:
             assert announced.opt_out_until is not None
             if announced.opt_out_until > now:
-                return RunResult(
-                    "waiting",
-                    f"{announced.name} is announced; contributors may take trajectories out "
-                    f"until {announced.opt_out_until:%Y-%m-%d %H:%M} UTC",
-                    announced,
+                waiting = (
+                    f"contributors may take trajectories out until "
+                    f"{announced.opt_out_until:%Y-%m-%d %H:%M} UTC"
                 )
+                # A deletion must not wait for the window (up to TRAJHUB_RELEASE_OPT_OUT_DAYS)
+                # to leave the published files: the removal-only release publishes now, and
+                # the announced one is published after it, from it.
+                removal = _removal_build(now, progress=progress)
+                if removal is not None:
+                    announced.refresh_from_db()
+                    return RunResult(
+                        removal.action,
+                        f"{removal.message}; {announced.name} stays announced: {waiting}",
+                        removal.release,
+                    )
+                return RunResult("waiting", f"{announced.name} is announced; {waiting}", announced)
             return _publish(announced, progress=progress)
         if removals_only or (not force and not _due(now)):
             # A regular build (below) leaves out what was removed as well.
@@ -271,6 +282,21 @@ def _start(
         previous = _latest_published()
     with transaction.atomic():
         version = (Release.objects.aggregate(v=Max("version"))["v"] or 0) + 1
+        announced = (
+            Release.objects.select_for_update().filter(status=ReleaseStatus.ANNOUNCED).first()
+            if removal_of is not None
+            else None
+        )
+        if announced is not None:
+            # Published before the announced release, the removal-only one takes its number
+            # and the announced one the next: versions stay in the order of publishing (the
+            # newest is the highest), and `announced_as` keeps the number its notices named.
+            Release.objects.filter(pk=announced.pk).update(
+                version=version,
+                prefix=storage.release_prefix(version),
+                announced_as=Coalesce(F("announced_as"), F("version")),
+            )
+            version = announced.version
         release = Release.objects.create(
             version=version,
             previous=previous,
@@ -517,6 +543,11 @@ def _finish(
         )
         if not published:
             raise ReleaseError(f"{release.name} is no longer building; not published")
+        # An announced release (a removal-only one was published during its window) is
+        # published from this one: what it adds and removes is counted against the newest.
+        Release.objects.filter(status=ReleaseStatus.ANNOUNCED, version__gt=release.version).update(
+            previous=release
+        )
     _supersede(release)
 
 

@@ -10,7 +10,7 @@ the way the scan service walks a trajectory, then placeholders numbered), and as
 is timed the same way over the same text: `\\d{3}` (a cheap class-anchored regex, the stricter
 floor; the target is judged against it) and the email regex on its own.
 
-    .venv/bin/python bench/bench_scan.py [--mb 1 20] [--repeat 3]
+    .venv/bin/python bench/bench_scan.py [--mb 1 20] [--repeat 3] [--profile]
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def placeholders(found: list[tuple[int, object]]) -> dict[str, str]:
     return out
 
 
-def measure(mb: float, repeat: int, scanner: Scanner) -> bool:
+def measure(mb: float, repeat: int, scanner: Scanner, profile: bool = False) -> bool:
     corpus = build_corpus(mb)
     joined = "\n".join(corpus)
     megabytes = len(joined) / (1024 * 1024)
@@ -183,7 +183,33 @@ def measure(mb: float, repeat: int, scanner: Scanner) -> bool:
             f"{label:<12} {scan_speed:>7.1f} MB/s {digits_speed:>6.1f} MB/s {ratio:>7.2f}"
             f" {email_speed:>7.1f} MB/s {scan_speed / email_speed:>7.2f}"
         )
+    if profile:
+        profile_batches(scan_batches, floor_batches(DIGITS), megabytes)
     return ok
+
+
+def profile_batches(scan_batches, floor, megabytes: float) -> None:
+    """Where the batched scan's time goes (`--profile`): cProfile's top functions by own time,
+    each as a multiple of the floor's time measured just before, in the same run."""
+    import cProfile
+    import io
+    import pstats
+
+    started = time.perf_counter()
+    floor()
+    floor_seconds = time.perf_counter() - started
+    profiler = cProfile.Profile()
+    profiler.runcall(scan_batches)
+    stats = pstats.Stats(profiler, stream=io.StringIO())
+    rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
+    total = sum(row[1][2] for row in rows)
+    print(
+        f"profile, batched, {megabytes:.1f} MB: {total / floor_seconds:.1f}x the floor's time"
+        f" under cProfile (floor {floor_seconds * 1000:.1f} ms); own time, x floor:"
+    )
+    for (path, line, name), (_, calls, own, _, _) in rows[:14]:
+        where = f"{Path(path).name}:{line}({name})" if line else name
+        print(f"  {own / floor_seconds:6.2f}  {calls:>7}  {where}")
 
 
 def recall_figures(scanner: Scanner) -> None:
@@ -245,12 +271,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 20.0], help="sizes in MB")
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
+    parser.add_argument(
+        "--profile", action="store_true", help="also profile the batched scan (cProfile)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     scanner = Scanner()
     scanner.scan("warm up: load the compiled rules")
     print(f"rules loaded in {time.perf_counter() - started:.2f} s (once per process)")
-    ok = all([measure(mb, args.repeat, scanner) for mb in args.mb])
+    ok = all([measure(mb, args.repeat, scanner, args.profile) for mb in args.mb])
     recall_figures(scanner)
     ocr_figures()
     print(

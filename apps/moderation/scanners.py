@@ -223,13 +223,20 @@ class Scanner:
                 )
             for text, own in zip(fresh, per_text, strict=True):
                 memo.add(text, tuple(own))
+        hits = memo._hits
+        if not memo.full:
+            return [
+                (index, detection)
+                for index, text in enumerate(texts)
+                if text in hits
+                for detection in hits[text]
+            ]
         out: list[tuple[int, Detection]] = []
         for index, text in enumerate(texts):
             found = known.get(text)
-            if found is None:  # the memo was full: scanned again on its own
+            if found is None:  # past the memo's bound: scanned again on its own
                 found = tuple(detection for _, detection in self.scan_many([text]))
-            if found:
-                out.extend((index, detection) for detection in found)
+            out.extend((index, detection) for detection in found)
         return out
 
     def scan_pair(self, key: str, value: str) -> Detection | None:
@@ -395,8 +402,10 @@ class ScanMemo:
 
     def __init__(self, max_chars: int = 64 << 20):
         self.max_chars = max_chars
+        self.full = False  # a string was left out: lookups must check every string
         self._chars = 0
         self._found: dict[str, tuple[Detection, ...]] = {}
+        self._hits: dict[str, tuple[Detection, ...]] = {}  # the strings with findings
 
     def __contains__(self, text: str) -> bool:
         return text in self._found
@@ -405,9 +414,13 @@ class ScanMemo:
         return self._found.get(text)
 
     def add(self, text: str, found: tuple[Detection, ...]) -> None:
-        if self._chars + len(text) <= self.max_chars:
-            self._found[text] = found
-            self._chars += len(text)
+        if self._chars + len(text) > self.max_chars:
+            self.full = True
+            return
+        self._found[text] = found
+        self._chars += len(text)
+        if found:
+            self._hits[text] = found
 
 
 _default_scanner: Scanner | None = None

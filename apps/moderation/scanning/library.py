@@ -117,15 +117,22 @@ def version(cache_dir: str | None = None) -> str:
 # for each ending, and together cost as much as the floor.)
 _DELIMITERS = bytes.maketrans(b"&)]}\x00", b"     ")
 _SENTENCE_ENDS = tuple(
-    re.compile(pattern)
-    for pattern in (rb"\.(?=[ \n\r\t])", rb"!(?= )", rb"\?(?= )", rb"!(?=\n)", rb"\?(?=\n)")
+    (re.compile(pattern), mark)
+    for pattern, mark in (
+        (rb"\.(?=[ \n\r\t])", b"."),
+        (rb"!(?= )", b"!"),
+        (rb"\?(?= )", b"?"),
+        (rb"!(?=\n)", b"!"),
+        (rb"\?(?=\n)", b"?"),
+    )
 )
 
 
 def _library_view(text: str) -> bytes:
     view = text.encode("utf-8", "surrogatepass").translate(_DELIMITERS)
-    for end in _SENTENCE_ENDS:
-        view = end.sub(b" ", view)
+    for end, mark in _SENTENCE_ENDS:
+        if mark in view:  # one `memchr`; most texts have no `!` or `?`
+            view = end.sub(b" ", view)
     if view.endswith((b".", b"!", b"?")):
         view = view[:-1] + b" "
     return view

@@ -15,19 +15,10 @@ import os
 import signal
 import subprocess
 import time
-from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import skip_or_fail
-from tests.infra.test_processes import (
-    MIGRATE,
-    ROOT,
-    Stack,
-    _admin_connect,
-    _executable,
-    _service_urls,
-)
+from tests.infra.test_processes import ROOT, Stack, _executable, running_stack
 
 pytestmark = pytest.mark.services
 TRAJECTORIES = 4
@@ -50,35 +41,7 @@ for n in range({count}):
 
 @pytest.fixture
 def stack(tmp_path, fake_llm):
-    pg_url, redis_url = _service_urls(suffix="learnworker")
-    try:
-        admin = _admin_connect(pg_url)
-    except Exception as exc:
-        skip_or_fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); install and start it")
-    try:
-        import redis as redis_lib
-
-        client = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=2)
-        client.ping()
-    except Exception as exc:
-        skip_or_fail(f"Redis is not reachable at {redis_url} ({exc}); install and start it")
-    database = urlsplit(pg_url).path.lstrip("/")
-    with admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{database}"')
-    client.flushdb()
-    (tmp_path / "var").mkdir()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CELERY_", "DJANGO_", "TRAJHUB_", "PYTEST_"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        DJANGO_SECRET_KEY="learn-worker-test-only",
-        DATABASE_URL=pg_url,
-        REDIS_URL=redis_url,
-        TRAJHUB_VAR_DIR=str(tmp_path / "var"),
+    env = dict(
         TRAJHUB_RETRIEVE_DIR=str(tmp_path / "retrieval"),
         TRAJHUB_RETRIEVE_DENSE="off",
         TRAJHUB_LLM_BASE_URL=fake_llm.url,
@@ -92,27 +55,19 @@ def stack(tmp_path, fake_llm):
         # A dead worker's claims and unacknowledged task come back in seconds, not 15 minutes.
         TRAJHUB_SYNTH_CLAIM_SECONDS="3",
         CELERY_BROKER_VISIBILITY_TIMEOUT="8",
-        PYTHONUNBUFFERED="1",
     )
-    running = Stack(tmp_path, env, 0, pg_url)
-    try:
-        for command in (MIGRATE, ["python", "manage.py", "shell", "-c", MAKE.format(count=4)]):
-            done = subprocess.run(
-                [_executable(command[0]), *command[1:]],
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
-            assert done.returncode == 0, done.stdout + done.stderr
+    # No process of the compose file: the test starts and kills its own workers.
+    with running_stack(tmp_path, names=(), env=env, database_suffix="learnworker") as running:
+        make = subprocess.run(
+            [_executable("python"), "manage.py", "shell", "-c", MAKE.format(count=TRAJECTORIES)],
+            cwd=ROOT,
+            env=running.env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert make.returncode == 0, make.stdout + make.stderr
         yield running
-    finally:
-        running.stop()
-        client.flushdb()
-        client.close()
-        with _admin_connect(pg_url) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
 def _counts(stack: Stack) -> dict[str, int]:

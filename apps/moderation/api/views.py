@@ -10,6 +10,9 @@ that is not public (their own private one, or a held one a moderator looks at) a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import Throttled
@@ -68,6 +71,18 @@ def _public_trajectory(share_id: str, user) -> Trajectory:
     return trajectory
 
 
+@contextmanager
+def _as_api_errors() -> Iterator[None]:
+    """The services' refusals as the API's answers: the rate limit a 429 with Retry-After,
+    anything else they refuse a 400 that says why."""
+    try:
+        yield
+    except reports.RateLimited as error:
+        raise Throttled(wait=RETRY_AFTER, detail=str(error)) from None
+    except ModerationError as error:
+        raise ApiError(str(error)) from None
+
+
 class TrajectoryReportView(JsonApiView):
     """POST: report a public trajectory (anonymous allowed, rate limited)."""
 
@@ -90,17 +105,13 @@ class TrajectoryReportView(JsonApiView):
         trajectory = _public_trajectory(share_id, user)
         data = ReportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
+        with _as_api_errors():
             report = reports.report_submit(
                 trajectory=trajectory,
                 user=user,
                 client_ip=client_ip(request),
                 **data.validated_data,
             )
-        except reports.RateLimited as error:
-            raise Throttled(wait=RETRY_AFTER, detail=str(error)) from None
-        except ModerationError as error:
-            raise ApiError(str(error)) from None
         body = {
             "trajectory": trajectory.share_id,
             "reason": report.reason,
@@ -130,14 +141,10 @@ class TrajectoryTakedownView(JsonApiView):
         trajectory = _public_trajectory(share_id, _user(request))
         data = TakedownInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
+        with _as_api_errors():
             takedown = reports.takedown_request(
                 trajectory=trajectory, client_ip=client_ip(request), **data.validated_data
             )
-        except reports.RateLimited as error:
-            raise Throttled(wait=RETRY_AFTER, detail=str(error)) from None
-        except ModerationError as error:
-            raise ApiError(str(error)) from None
         body = {
             "trajectory": trajectory.share_id,
             "state": takedown.state,

@@ -302,6 +302,12 @@
     }
   }
 
+  // Each navigation (slider, keys, a permalink, find) takes a ticket; when its steps have
+  // loaded, it scrolls only if no later navigation has started meanwhile. Without it a slow
+  // load for "last step" finished after the reader had followed a permalink and scrolled the
+  // page away from the step they asked for.
+  var navigation = 0;
+
   function scrollTo(node, block) {
     if (!node) return;
     var details = node.closest("details");
@@ -331,7 +337,9 @@
     keepInAddress(step);
     var status = current >= total ? allSteps() : "Step " + current + " of " + total;
     if (stepStatus) stepStatus.textContent = status + (current < total ? " · loading…" : "");
+    var ticket = ++navigation;
     return ensureLoaded(step).then(function () {
+      if (ticket !== navigation && step !== current) return false;
       applyTime();
       var node = card(step);
       highlight(node, "is-current");
@@ -339,7 +347,9 @@
         stepStatus.textContent = current >= total ? allSteps() :
           "Step " + current + " of " + total + (node ? " · " + describe(node) : "");
       }
+      if (ticket !== navigation) return false;
       if (options.scroll !== false && node) scrollTo(node, options.block || "center");
+      return true; // still the latest navigation: a caller may scroll on its behalf
     });
   }
 
@@ -397,7 +407,8 @@
     if (where === "first") setCurrent(1);
     else if (where === "last") {
       // Every step shown again, the reader at the end of the list.
-      setCurrent(total, { scroll: false }).then(function () {
+      setCurrent(total, { scroll: false }).then(function (latest) {
+        if (!latest) return;
         highlight(null, "is-current");
         var node = card(total) || list.lastElementChild;
         scrollTo(node, "end");
@@ -530,9 +541,10 @@
     if (!match) return;
     var step = parseInt(match[1], 10);
     if (step < 1 || step > total) return;
+    var ticket = ++navigation;
     ensureLoaded(step).then(function () {
       var node = card(step);
-      if (!node) return;
+      if (!node || ticket !== navigation) return;
       if (step > current) setCurrent(step, { scroll: false });
       if (node.classList.contains("is-filtered")) {
         hiddenTypes[node.getAttribute("data-type")] = false;
@@ -697,7 +709,9 @@
     }
     find.index = find.steps.indexOf(next);
     showFindStatus();
+    var ticket = ++navigation;
     ensureLoaded(next).then(function () {
+      if (ticket !== navigation) return;
       if (next > current) setCurrent(next, { scroll: false });
       var node = card(next);
       if (!node) return;

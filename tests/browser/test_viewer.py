@@ -168,6 +168,42 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     assert bp.dialogs == [] and bp.page_errors == [] and bp.console_errors == []
 
 
+def test_a_permalink_followed_while_the_last_step_loads_keeps_its_step_on_screen(
+    browser_page, owner
+):
+    """Click "last step", then follow a permalink before the last chunk has arrived: when it
+    arrives, the page stays on the permalink's step (the latest navigation wins), instead of
+    jumping to the last step. The chunk's answer is held back until the permalink is followed,
+    the order a slow server gave by chance."""
+    trajectory = ingest(session_bytes(260, output_lines=5), owner=owner, visibility="public")
+    bp, page = browser_page, browser_page.page
+    bp.goto(trajectory.get_absolute_url())
+    page.wait_for_selector("#tools:not([hidden])")
+    page.locator("#step-slider").fill("230")
+    page.wait_for_function(
+        "() => !!document.getElementById('step-230') && document.getElementById('step-230').classList.contains('is-current')"
+    )
+    assert page.locator("#step-260").count() == 0  # the last chunk is still to load
+    held = []
+    page.route(re.compile(r"/events\?after=250\b"), lambda route: held.append(route))
+    page.locator("[data-go=last]").click()
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the last step's chunk was never asked for"
+    bp.goto(trajectory.get_absolute_url() + "#step-180")
+    page.wait_for_function(
+        "() => document.getElementById('step-180').classList.contains('is-target')"
+    )
+    held[0].continue_()
+    page.wait_for_selector("#step-260", state="attached")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    box = page.locator("#step-180").bounding_box()
+    assert box is not None and 0 <= box["y"] < page.viewport_size["height"], box
+    assert page.url.endswith("#step-180")
+
+
 def test_made_share_payload_on_desktop_and_phone(browser_page, made_fixture, owner):
     trajectory = ingest(
         made_fixture("openhands_share_payload_with_screenshots.json"),

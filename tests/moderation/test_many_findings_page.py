@@ -135,7 +135,21 @@ def test_many_findings_page_fragment_find_and_lists_stay_in_the_page_budget(
         without, _ = queries(django_assert_max_num_queries, client, path)
         Trajectory.objects.filter(pk=approved_many.pk).update(visibility="public")
         assert with_many == without, path
-    # A list redacts titles with the rows' own entries, never the map of 300,000 originals.
+    # The API's trajectory and a page of its events: the same queries as an ordinary one's,
+    # and the redactions of that page's 100 events only.
+    for suffix in ("", "/events"):
+        expected, _ = queries(
+            django_assert_max_num_queries, client, f"/api/v1/trajectories/{small.share_id}{suffix}"
+        )
+        builds.update(marks=0, index=0, sizes=[])
+        count, body = queries(
+            django_assert_max_num_queries,
+            client,
+            f"/api/v1/trajectories/{approved_many.share_id}{suffix}",
+        )
+        assert count == expected and not EMAIL.search(body), suffix
+        assert max(builds["sizes"], default=0) <= 100 * PER_OUTPUT + 10, suffix
+        # A list redacts titles with the rows' own entries, never the map of 300,000 originals.
     for path in ("/", "/browse/", "/api/v1/trajectories", "/feed.atom"):
         builds.update(marks=0, index=0, sizes=[])
         client.get(path)

@@ -383,7 +383,8 @@ class TrajectoryDetailView(JsonApiView):
         responses={200: TrajectoryDetailOutputSerializer, 404: ErrorOutputSerializer},
     )
     def get(self, request: Request, share_id: str) -> Response:
-        trajectory = selectors.trajectory_get_visible(share_id, _user(request))
+        # The serializer shows the trajectory's own strings: its own redactions suffice.
+        trajectory = selectors.trajectory_get_visible(share_id, _user(request), indexed=True)
         return Response(
             TrajectoryDetailOutputSerializer(trajectory, context=_serializer_context(request)).data
         )
@@ -463,10 +464,11 @@ class TrajectoryEventsView(JsonApiView):
     )
     def get(self, request: Request, share_id: str) -> Response:
         user = _user(request)
-        trajectory = selectors.trajectory_get_visible(share_id, user)
+        trajectory = selectors.trajectory_get_visible(share_id, user, indexed=True)
         paginator = EventCursorPagination()
         page = paginator.paginate_queryset(selectors.event_queryset(trajectory), request, view=self)
-        redact = selectors.redactor_for(trajectory, user)
+        # The redactions of this page's events, not the whole map.
+        redact = selectors.redactor_for(trajectory, user, shown=page)
         views = [selectors.event_view(event, redact) for event in page]
         return paginator.get_paginated_response(EventOutputSerializer(views, many=True).data)
 

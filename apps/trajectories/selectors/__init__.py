@@ -6,7 +6,7 @@ Everything a caller may not see is "not found" (Http404), so private ids do not 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,16 +58,22 @@ def can_hard_delete(user: User | None) -> bool:
     return not user.groups.filter(name="moderators").exists()
 
 
-def trajectory_get_visible(share_id: str, user: User | None) -> Trajectory:
-    """The trajectory if `user` may see it; Http404 for malformed, unknown or invisible ids."""
+def trajectory_get_visible(
+    share_id: str, user: User | None, *, indexed: bool = False
+) -> Trajectory:
+    """The trajectory if `user` may see it; Http404 for malformed, unknown or invisible ids.
+    `indexed`: without the full redactions map where its redaction index is current
+    (selectors/redactions.py), for callers that redact only what they show."""
     if not is_share_id(share_id):
         raise Http404("no such trajectory")
-    trajectory = (
-        Trajectory.objects.visible_to(user)
-        .select_related("owner")
-        .filter(share_id=share_id)
-        .first()
+    queryset: QuerySet[Trajectory] = (
+        Trajectory.objects.visible_to(user).select_related("owner").filter(share_id=share_id)
     )
+    if indexed:
+        from apps.trajectories.selectors.redactions import with_redaction_index
+
+        queryset = with_redaction_index(queryset)
+    trajectory = queryset.first()
     if trajectory is None:
         raise Http404("no such trajectory")
     return trajectory
@@ -100,15 +106,23 @@ def trajectory_search(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
     return qs
 
 
-def redactor_for(trajectory: Trajectory, user: User | None) -> Redact:
+def redactor_for(
+    trajectory: Trajectory, user: User | None, *, shown: Iterable[Event] | None = None
+) -> Redact:
     """Identity for the owner and moderators; for everyone else the trajectory's redactions,
-    and references to the images a moderator dropped replaced by a placeholder."""
+    and references to the images a moderator dropped replaced by a placeholder.
+
+    `shown=None`: the whole map, for any of its strings (downloads, exports). `shown=events`:
+    only what the trajectory's own strings and those events need, from its redaction index
+    where current (the same text: services/redaction_index.py)."""
     if can_manage(trajectory, user):
         return identity
-    from apps.trajectories.selectors.redactions import full_redactions
+    from apps.trajectories.selectors.redactions import full_redactions, shown_redactions
 
-    # The whole map (downloads, the API's events): from the row's query where it had to read it.
-    return chain(image_dropper(trajectory.dropped_images), redactor(full_redactions(trajectory)))
+    redactions = (
+        full_redactions(trajectory) if shown is None else shown_redactions(trajectory, shown)
+    )
+    return chain(image_dropper(trajectory.dropped_images), redactor(redactions))
 
 
 @dataclass

@@ -45,6 +45,7 @@ class NoticeKind(models.TextChoices):
     HIDDEN = "hidden", "Hidden by a moderator"
     REPORTED = "reported", "Reported"
     TAKEDOWN = "takedown", "Taken down"
+    IMAGE_DROPPED = "image_dropped", "An image removed by a moderator"
     RELEASE_ANNOUNCED = "release_announced", "About to go into a release"
     EXPORT_READY = "export_ready", "Your data export is ready"
 

@@ -822,12 +822,25 @@ def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: st
             },
         )
         announce_public_change([pk for pk, _ in linked])
+        _notify_image_dropped([pk for pk, _ in linked], note)
     for pk, _ in linked:
         # Search snippets show the search text: the reference goes from there too.
         trajectory_search_refresh(trajectory=Trajectory.objects.get(pk=pk))
     image.dropped_at = now
     trajectory.dropped_images = sorted({*(trajectory.dropped_images or []), image.sha256})
     return image
+
+
+def _notify_image_dropped(trajectory_ids: list[int], note: str) -> None:
+    """Each trajectory that shows the dropped bytes is told, to its owner (or the anonymous
+    sharer's contact email): the image is gone for everyone else, and a key in it should be
+    revoked. Each notice names only its own trajectory."""
+    from apps.accounts.notices import notice_send
+
+    for trajectory in (
+        Trajectory.objects.filter(pk__in=trajectory_ids).select_related("owner").order_by("pk")
+    ):
+        notice_send(kind="image_dropped", trajectory=trajectory, reason=note)
 
 
 def trajectory_deleted_record(

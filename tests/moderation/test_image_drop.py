@@ -273,6 +273,49 @@ def test_drop_covers_every_trajectory_with_the_same_bytes(moderator):
     assert AuditEntry.objects.filter(action="image_dropped").count() == 1
 
 
+def test_each_owner_of_the_dropped_bytes_is_told_with_the_reason(
+    django_user_model, moderator, django_capture_on_commit_callbacks
+):
+    from django.core import mail
+
+    from apps.accounts.models import Notice
+
+    owner = django_user_model.objects.create_user("shot-owner", email="shot-owner@example.org")
+    first = make_trajectory(events=["one"], review_state="held", owner=owner)
+    second = make_trajectory(events=["two"], contact_email="anon.shot@example.org")
+    image = attach(first, png_of("a secret dashboard"))
+    second.image_links.create(image=image)
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        image_drop(trajectory=first, moderator=moderator, sha256=image.sha256, note="an AWS key")
+    by_address = {message.to[0]: message for message in mail.outbox}
+    assert set(by_address) == {owner.email, "anon.shot@example.org"}
+    for message, mine, other in (
+        (by_address[owner.email], first, second),
+        (by_address["anon.shot@example.org"], second, first),
+    ):
+        assert "removed by a moderator" in message.subject
+        assert "an AWS key" in message.body and "revoke" in message.body
+        assert mine.share_id[:12] in message.body and other.share_id[:12] not in message.body
+        assert image.sha256 not in message.body
+    # The owner's dashboard lists it; the anonymous sharer's address is not kept once mailed.
+    notice = Notice.objects.get(user=owner)
+    assert notice.kind == "image_dropped" and notice.share_id == first.share_id
+    assert Notice.objects.get(share_id=second.share_id).email == ""
+
+
+def test_a_refused_drop_tells_nobody(owner, moderator, django_capture_on_commit_callbacks):
+    from django.core import mail
+
+    trajectory = make_trajectory(events=["one"], review_state="held", owner=owner)
+    image = attach(trajectory, png_of("a secret dashboard"))
+    image_drop(trajectory=trajectory, moderator=moderator, sha256=image.sha256)
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(ModerationError):
+        image_drop(trajectory=trajectory, moderator=moderator, sha256=image.sha256)
+    assert mail.outbox == []
+
+
 def test_drop_is_for_moderators_and_for_the_trajectorys_own_images(owner, moderator):
     from django.core.exceptions import PermissionDenied
 

@@ -50,6 +50,9 @@ class WrittenFile:
     size: int
     sha256: str
     num_rows: int
+    # The file's rows in Arrow memory, as `datasets` counts a split's `num_bytes` (the sum of
+    # its tables' `nbytes`); `size` is on disk (the card's `download_size`).
+    num_bytes: int = 0
 
 
 def sha256_of(path: Path) -> str:
@@ -114,8 +117,10 @@ class ShardWriter:
         self._buffered = 0
         self._counted = 0
         self._writer: pq.ParquetWriter | None = None
-        self._shards: list[tuple[Path, int]] = []  # (local file, rows) of closed shards
+        # (local file, rows, Arrow bytes) of closed shards
+        self._shards: list[tuple[Path, int, int]] = []
         self._rows_in_shard = 0
+        self._arrow_in_shard = 0
         self._groups_in_shard = 0
         # Arrow bytes in and file bytes out, over every row group written: the ratio guesses
         # the next row group's size on disk.
@@ -197,6 +202,7 @@ class ShardWriter:
         self._arrow_bytes += table.nbytes
         self.arrow_bytes += table.nbytes
         self._rows_in_shard += rows
+        self._arrow_in_shard += table.nbytes
         self._groups_in_shard += 1
 
     def _write(self, writer: pq.ParquetWriter, table: pa.Table, rows: int) -> int:
@@ -216,9 +222,10 @@ class ShardWriter:
         if self._writer is None:
             return
         self._writer.close()
-        self._shards.append((self._path, self._rows_in_shard))
+        self._shards.append((self._path, self._rows_in_shard, self._arrow_in_shard))
         self._writer = None
         self._rows_in_shard = 0
+        self._arrow_in_shard = 0
         self._groups_in_shard = 0
 
     def close(self) -> list[WrittenFile]:
@@ -232,10 +239,10 @@ class ShardWriter:
             # An empty release still has one (empty) file per config, as `datasets` expects.
             path = self.folder / "part-00000.parquet"
             pq.ParquetWriter(str(path), self.schema, **self.options).close()
-            self._shards.append((path, 0))
+            self._shards.append((path, 0, 0))
         count = len(self._shards)
         written = []
-        for index, (path, num_rows) in enumerate(self._shards):
+        for index, (path, num_rows, num_bytes) in enumerate(self._shards):
             final = self.folder / f"train-{index:05d}-of-{count:05d}.parquet"
             path.rename(final)
             written.append(
@@ -246,6 +253,7 @@ class ShardWriter:
                     size=final.stat().st_size,
                     sha256=sha256_of(final),
                     num_rows=num_rows,
+                    num_bytes=num_bytes,
                 )
             )
         return written

@@ -13,7 +13,7 @@ import pytest
 from apps.datasets import services
 from apps.datasets.models import Release, ReleaseStatus
 from apps.datasets.parquet import sha256_of
-from apps.datasets.schema import CONFIGS, EXAMPLE_CONFIGS, TRAJECTORY_CONFIGS
+from apps.datasets.schema import CONFIG_DIRS, CONFIGS, EXAMPLE_CONFIGS, TRAJECTORY_CONFIGS
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete
 from tests.datasets.conftest import CONTACT_EMAIL, PLANTED_EMAIL, approve, github_token, share
@@ -233,6 +233,41 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
     with_images = [row for row in images if row["images"]]
     assert with_images and with_images[0]["images"][0].size[0] > 1  # decoded PIL image
     assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_card_sizes_are_what_datasets_counts(world, release_storage, tmp_path, monkeypatch):
+    """A split's `num_bytes` (and `dataset_size`) is the data in Arrow memory, as `datasets`
+    computes it when it loads the files; `download_size` is the files."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+    import yaml
+
+    release = services.release_run(force=True).release
+    folder = release_dir(release_storage, release)
+    front = yaml.safe_load((folder / "README.md").read_text().split("---\n")[1])
+    for info in front["dataset_info"]:
+        config = info["config_name"]
+        files = sorted((folder / CONFIG_DIRS[config]).glob("train-*.parquet"))
+        (split,) = info["splits"]
+        assert info["download_size"] == sum(path.stat().st_size for path in files)
+        if split["num_examples"] == 0:  # no synthesized examples here: `datasets` reads none
+            assert split["num_bytes"] == info["dataset_size"] == 0, config
+            continue
+        loaded = datasets.load_dataset(
+            "parquet",
+            data_files=[str(path) for path in files],
+            split="train",
+            cache_dir=str(tmp_path / "cache"),
+        )
+        counted = loaded.info.splits["train"].num_bytes
+        assert split["num_examples"] == len(loaded)
+        assert info["dataset_size"] == split["num_bytes"]
+        # `datasets` sums its own record batches' nbytes: a validity bitmap more or less.
+        assert abs(split["num_bytes"] - counted) <= max(64, counted // 1000), config
+        # Compressed Parquet is smaller than the same rows in memory: not the file size.
+        assert split["num_bytes"] > info["download_size"], config
 
 
 def test_row_groups_close_at_their_size_in_memory(world, release_storage, settings):

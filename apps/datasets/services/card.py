@@ -90,7 +90,9 @@ def front_matter(release: Release, files: list[WrittenFile]) -> dict:
                 ],
             }
         )
-        size = sum(f.size for f in mine)
+        # As `datasets` fills them: a split's `num_bytes` and `dataset_size` are the data in
+        # Arrow memory (what loading it takes), `download_size` the files.
+        in_memory = sum(f.num_bytes for f in mine)
         infos.append(
             {
                 "config_name": config,
@@ -98,12 +100,12 @@ def front_matter(release: Release, files: list[WrittenFile]) -> dict:
                 "splits": [
                     {
                         "name": "train",
-                        "num_bytes": size,
+                        "num_bytes": in_memory,
                         "num_examples": sum(f.num_rows for f in mine),
                     }
                 ],
-                "download_size": size,
-                "dataset_size": size,
+                "download_size": sum(f.size for f in mine),
+                "dataset_size": in_memory,
             }
         )
     return {

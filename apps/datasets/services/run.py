@@ -470,6 +470,7 @@ def _file_dict(written: WrittenFile) -> dict:
         "size": written.size,
         "sha256": written.sha256,
         "num_rows": written.num_rows,
+        "num_bytes": written.num_bytes,
         "local": str(written.local),
     }
 
@@ -483,7 +484,6 @@ def _finish(
             storage.upload(release.prefix, item["path"], Path(item["local"]))
         if progress is not None:
             progress("upload", number, len(files))
-    public_files = [{k: v for k, v in item.items() if k != "local"} for item in files]
     written = [
         WrittenFile(
             config=item["config"],
@@ -492,8 +492,13 @@ def _finish(
             size=item["size"],
             sha256=item["sha256"],
             num_rows=item["num_rows"],
+            num_bytes=item.get("num_bytes", 0),
         )
-        for item in public_files
+        for item in files
+    ]
+    # The manifest lists what is on disk (the card has the Arrow sizes).
+    public_files = [
+        {k: v for k, v in item.items() if k not in ("local", "num_bytes")} for item in files
     ]
     published_at = timezone.now()
     release.published_at = published_at

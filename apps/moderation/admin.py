@@ -38,7 +38,12 @@ from apps.moderation.models import (
     TakedownState,
 )
 from apps.moderation.reports import appeal_decline, takedown_decide
-from apps.moderation.selectors import findings_in_context, images_for_review, review_queue
+from apps.moderation.selectors import (
+    findings_in_context,
+    flagged_images,
+    images_for_review,
+    review_queue,
+)
 from apps.moderation.services import (
     ModerationError,
     image_drop,
@@ -74,6 +79,9 @@ class DecisionForm(helpers.ActionForm):
     reason = forms.CharField(required=False, label="Reason", max_length=2000)
     redact = forms.CharField(
         required=False, label="Also redact (one value per line)", widget=forms.Textarea
+    )
+    drop_flagged = forms.BooleanField(
+        required=False, label="Also drop the images the scan flagged (redact and approve)"
     )
 
 
@@ -182,16 +190,39 @@ class DecisionActions:
             return
         _act(self, request, queryset, trajectory_reject, "rejected")
 
-    @admin.action(description="Redact the values given, then approve", permissions=["moderate"])
+    @admin.action(
+        description="Redact the values given (and drop the flagged images, if ticked), then approve",
+        permissions=["moderate"],
+    )
     def redact_approve(self, request, queryset) -> None:
         values = (request.POST.get("redact") or "").splitlines()
+        drop_flagged = bool(request.POST.get("drop_flagged"))
+        if not drop_flagged:
+            # Approving would publish an image whose OCR found a secret: such a row waits for
+            # the box to be ticked or for a decision on its own page, where each image is shown.
+            flagged = flagged_images([row.pk for row in queryset])
+            for row in queryset.filter(pk__in=flagged):
+                self.message_user(
+                    request,
+                    format_html(
+                        "Skipped {}: {} of its images showed a finding and would be published;"
+                        ' tick "Also drop the images the scan flagged", or decide on <a href="{}">'
+                        "its page</a>, where each image is shown.",
+                        row.share_id[:12],
+                        len(flagged[row.pk]),
+                        reverse("admin:moderation_queueitem_change", args=[row.pk]),
+                    ),
+                    messages.WARNING,
+                )
+            queryset = queryset.exclude(pk__in=flagged)
         _act(
             self,
             request,
             queryset,
-            trajectory_redact_approve,
+            _redact_approve_row,
             "redacted and approved",
             values=values,
+            drop_flagged=drop_flagged,
         )
 
     @admin.action(description="Hide selected trajectories", permissions=["moderate"])
@@ -224,6 +255,17 @@ class DecisionActions:
         self.message_user(
             request, f"{len(results)} trajectories rescanned ({held} held).", messages.SUCCESS
         )
+
+
+def _redact_approve_row(
+    *, trajectory: Trajectory, moderator, note: str, values: list[str], drop_flagged: bool
+) -> Trajectory:
+    """One row of the bulk "redact and approve": the values given, and the row's own flagged
+    images when the box is ticked (each row drops only the images of its own findings)."""
+    drops = flagged_images([trajectory.pk]).get(trajectory.pk, []) if drop_flagged else []
+    return trajectory_redact_approve(
+        trajectory=trajectory, moderator=moderator, values=values, note=note, drop_images=drops
+    )
 
 
 def _claim(*, trajectory: Trajectory, moderator, note: str = "") -> Trajectory:

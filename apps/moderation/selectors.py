@@ -190,6 +190,26 @@ class ImageForReview:
 IMAGES_SHOWN = 100
 
 
+def flagged_images(trajectory_ids: list[int]) -> dict[int, list[str]]:
+    """trajectory id -> sha256 of its images that a scan's OCR found something in and that no
+    moderator dropped yet (what approving would publish). One query: a drop deletes the
+    image's findings, and a rescan does not read a dropped image again."""
+    from apps.moderation.models import Finding
+    from apps.moderation.services import IMAGE_PATH
+
+    rows = (
+        Finding.objects.filter(trajectory_id__in=trajectory_ids, path__startswith=IMAGE_PATH)
+        .values_list("trajectory_id", "path")
+        .distinct()
+    )
+    out: dict[int, list[str]] = {}
+    for trajectory_id, path in rows:
+        sha = path[len(IMAGE_PATH) :]
+        if sha not in out.setdefault(trajectory_id, []):
+            out[trajectory_id].append(sha)
+    return out
+
+
 def images_for_review(trajectory: Trajectory, limit: int = IMAGES_SHOWN) -> list[ImageForReview]:
     """The trajectory's images, those with findings first (two queries)."""
     from apps.moderation.models import Finding

@@ -443,3 +443,55 @@ def test_an_image_read_clean_is_not_read_again_by_the_same_rules(settings, monke
     settings.TRAJHUB_SCAN_ALLOWLIST = {"domains": ["docs.example.org"], "values": []}
     trajectory_scan(trajectory=trajectory)
     assert len(reads) == 2
+
+
+def _held_with_flagged_image() -> tuple[Trajectory, Image]:
+    """Held because OCR found a key in its screenshot (the finding made as the scan makes it,
+    without running tesseract)."""
+    trajectory = make_trajectory(events=["browse the settings page"], review_state="held")
+    image = attach(trajectory, png_of("a secret dashboard"))
+    Finding.objects.create(
+        trajectory=trajectory,
+        path=f"image:{image.sha256}",
+        start=0,
+        end=40,
+        kind="github_token",
+        category="secret",
+        placeholder="<GITHUB_TOKEN_1>",
+        preview="ghp_…Zq (40 chars)",
+    )
+    return trajectory, image
+
+
+def test_bulk_redact_and_approve_skips_a_flagged_image_unless_told_to_drop_it(admin_mod):
+    from django.urls import reverse
+
+    from apps.moderation.services import trajectory_scan
+    from tests.moderation import samples as s
+    from tests.moderation.conftest import bulk
+
+    queue = reverse("admin:moderation_queueitem_changelist")
+    with_image, image = _held_with_flagged_image()
+    text_only = make_trajectory(events=[f"export OPENAI_API_KEY={s.openai_key()}"])
+    trajectory_scan(trajectory=text_only)
+    client = Client()
+    client.force_login(admin_mod)
+    page = client.get(queue).content.decode()
+    assert "Also drop the images the scan flagged" in page
+
+    answer = bulk(
+        client, queue, "redact_approve", [with_image, text_only], redact="OPENAI_API", follow=True
+    )
+    shown = answer.content.decode()
+    assert Trajectory.objects.get(pk=text_only.pk).review_state == "approved"
+    assert Trajectory.objects.get(pk=with_image.pk).review_state == "held"
+    assert Image.objects.get(pk=image.pk).dropped_at is None
+    assert f"Skipped {with_image.share_id[:12]}: 1 of its images showed a finding" in shown
+    assert f'href="/admin/moderation/queueitem/{with_image.pk}/change/"' in shown
+
+    bulk(client, queue, "redact_approve", [with_image], drop_flagged="on")
+    with_image.refresh_from_db()
+    assert with_image.review_state == "approved" and with_image.dropped_images == [image.sha256]
+    assert Image.objects.get(pk=image.pk).dropped_at is not None
+    entry = AuditEntry.objects.get(share_id=with_image.share_id, action="redacted_approved")
+    assert entry.details["dropped_images"] == 1

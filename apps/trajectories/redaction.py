@@ -63,6 +63,13 @@ class Matcher:
     def __bool__(self) -> bool:
         return bool(self._lengths)
 
+    def prepared(self) -> Matcher:
+        """This matcher with its index built now, for a caller about to read many strings
+        (short ones would otherwise be read a look-up per position and length)."""
+        if self._lengths and self._pattern is None and self._prefixes is None:
+            self._build_index()
+        return self
+
     def _build_index(self) -> None:
         keys = self._keys
         prefix = min(_PREFIX_MAX, self._lengths[-1])

@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.trajectories.dropped import IMAGE_REMOVED
@@ -62,7 +62,6 @@ from apps.trajectories.selectors.redactions import (
 logger = logging.getLogger(__name__)
 
 BATCH = 500
-EVENT_INDEX_FIELDS = ["redactions", "redacted_text", "index_digest"]
 _IMAGE_REF = re.compile(r"trajhub-image:[0-9a-f]{64}")
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 
@@ -96,7 +95,8 @@ class _Gatherer:
 
     def __init__(self, redactions: dict[str, str]):
         self.redactions = redactions
-        self.matcher = Matcher(redactions)
+        # Many strings will be read: the index at once, not a look-up per position and length.
+        self.matcher = Matcher(redactions).prepared()
         self._by_placeholder: dict[str, str] | None = None
 
     def own(self, strings: Iterator[str]) -> dict[str, str]:
@@ -124,6 +124,20 @@ class _Gatherer:
             typed = self._by_placeholder.get(match.group(0))
             if typed is not None:
                 found[typed] = self.redactions[typed]
+
+
+def _write_events(rows: list[tuple[str | None, str | None, str, int]]) -> None:
+    """One parameterised UPDATE per event, sent as one batch (psycopg pipelines executemany):
+    Django's bulk_update builds a CASE per field and row, which took most of the index's time
+    for 20,000 events."""
+    quote = connection.ops.quote_name
+    json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+    sql = (
+        f"UPDATE {quote(Event._meta.db_table)} SET {quote('redactions')} = {json}, "
+        f"{quote('redacted_text')} = %s, {quote('index_digest')} = %s WHERE {quote('id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _own_in_step(trajectory: Trajectory) -> bool:
@@ -194,21 +208,25 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
             .only("pk", "original_id", "cause", "text", "data")
             .iterator(chunk_size=BATCH)
         )
-        changed: list[Event] = []
+        changed: list[tuple[str | None, str | None, str, int]] = []
         for event in rows:
             found = gather.own(
                 iter((event.text, event.original_id, event.cause, *_json_views(event.data)))
             )
-            event.redactions = found or None
             redacted = redact(event.text) if found else event.text
-            event.redacted_text = redacted if redacted != event.text else None
-            event.index_digest = event_digest(event)
-            changed.append(event)
+            changed.append(
+                (
+                    orjson.dumps(found).decode() if found else None,
+                    redacted if redacted != event.text else None,
+                    event_digest(event),
+                    event.pk,
+                )
+            )
             if len(changed) >= BATCH:
-                Event.objects.bulk_update(changed, EVENT_INDEX_FIELDS)
+                _write_events(changed)
                 changed = []
         if changed:
-            Event.objects.bulk_update(changed, EVENT_INDEX_FIELDS)
+            _write_events(changed)
     own = gather.own(_own_strings(trajectory))
     Trajectory.objects.filter(pk=trajectory_id).update(
         redaction_index={

@@ -198,11 +198,33 @@ def test_deletion_takes_examples_at_once(corpus):
 
 
 def test_query_count_is_fixed(corpus, django_assert_num_queries):
-    # One query checks every candidate against public() and the redactions (ids and hashes
-    # only), one reads the steps of the k served: whatever k and the number of candidates.
-    with django_assert_num_queries(2):
+    # One query checks every candidate against public() and the redactions and reads what the
+    # answer shows (the steps of the first candidates only): whatever k and the candidates.
+    with django_assert_num_queries(1):
         response = post(APIClient(), {"instruction": "login pagination API test", "k": 5})
     assert len(response.json()["examples"]) == 2
+    assert all(example["steps"] for example in response.json()["examples"])
+
+
+def test_a_hit_far_down_the_candidates_is_served_with_its_steps(
+    corpus, owner, django_assert_num_queries
+):
+    """When more than the first 2k candidates are filtered out (here: redacted again since they
+    were cut), the hit served from further down gets its steps in a second query, which checks
+    public() again."""
+    stale = make_session("Fix the login bug again", [("pytest", "FAILED")], owner=owner)
+    # k = 1: three candidates asked of BM25, steps read for the first two, both stale.
+    for number in range(2):
+        make_example(
+            stale, "Fix the failing login test after the upgrade", start=number, end=number + 1
+        )
+    index.index_build()
+    Trajectory.objects.filter(pk=stale.pk).update(redactions={"FAILED": "<SECRET_1>"})
+    body = {"instruction": "Fix the failing login test after the upgrade", "k": 1}
+    with django_assert_num_queries(2):
+        (served,) = post(APIClient(), body).json()["examples"]
+    assert served["id"] == corpus["examples"]["login"].pk
+    assert served["steps"][2]["text"] == "FAILED test_login AssertionError csrf token"
 
 
 def test_no_index_yet_answers_empty(db, settings, tmp_path):

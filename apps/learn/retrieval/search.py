@@ -16,16 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Case, F, JSONField, When
 
 from apps.learn import prompts
 from apps.learn.llm import LLMError
-from apps.learn.models import Example
 from apps.learn.retrieval import dense, index
 from apps.learn.selectors import examples_public, redactions_hash
 from apps.learn.windows import OBSERVATION, Step, cut
 
 FORMATS = ("text", "openai", "sharegpt")
 OVERSAMPLE = 3
+HEAD_STEPS = 2
 
 
 @dataclass
@@ -117,68 +118,87 @@ def retrieve(query: Query) -> dict[str, Any]:
                 ]
             ranked.append(("model", hits))
     merged = _interleave(ranked)
-    chosen = _servable(merged, k)
-    rows = {
-        e.pk: e
-        # public() once more: a trajectory that left between the two queries is not served.
-        for e in examples_public()
-        .filter(pk__in=[pk for pk, _, _ in chosen])
-        .select_related("window", "trajectory")
-        .only(
-            "instruction",
-            "window__steps",
-            "window__start_position",
-            "window__end_position",
-            "trajectory__share_id",
-        )
-    }
-    out = [
-        _answer(rows[pk], score, retriever, query.format)
-        for pk, score, retriever in chosen
-        if pk in rows
-    ]
+    out = [_answer(hit, query.format) for hit in _servable(merged, k)]
     answer: dict[str, Any] = {"examples": out, "prompt": prompt_block(out)}
     return answer | ({"model_query": model_query} if model_query else {})
 
 
-def _servable(merged: list[tuple[int, float, str]], k: int) -> list[tuple[int, float, str]]:
+@dataclass
+class _Hit:
+    pk: int
+    score: float
+    retriever: str
+    instruction: str
+    start: int
+    end: int
+    share_id: str
+    steps: list[dict[str, Any]] | None
+
+
+def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
     """The first k hits that may be served now, one per window: kept, their trajectory in
-    public(), and cut with the trajectory's current redactions. One query over every
-    candidate, reading ids and hashes only (the steps of the k chosen are read after)."""
+    public(), and cut with the trajectory's current redactions. One query over every candidate
+    checks that and reads what an answer shows; the windows' steps, the one large column, only
+    for the first HEAD_STEPS * k candidates (a candidate further down is served only when more
+    than that many above it were filtered out: then its steps are read in a second query)."""
     if not merged:
         return []
+    head = [pk for pk, _, _ in merged[: HEAD_STEPS * k]]
     candidates = (
         examples_public()
         .filter(pk__in=[pk for pk, _, _ in merged])
+        .annotate(
+            head_steps=Case(
+                When(pk__in=head, then=F("window__steps")), default=None, output_field=JSONField()
+            )
+        )
         .values_list(
-            "pk", "window_id", "window__redactions_hash", "trajectory_id", "trajectory__redactions"
+            "pk",
+            "window_id",
+            "window__redactions_hash",
+            "trajectory_id",
+            "trajectory__redactions",
+            "instruction",
+            "window__start_position",
+            "window__end_position",
+            "trajectory__share_id",
+            "head_steps",
         )
     )
-    found: dict[int, tuple[int, str, int]] = {}
+    found: dict[int, tuple] = {}
     current: dict[int, str] = {}
-    for pk, window, digest, trajectory, redactions in candidates:
-        found[pk] = (window, digest, trajectory)
+    for row in candidates:
+        found[row[0]] = row
+        trajectory, redactions = row[3], row[4]
         if trajectory not in current:
             current[trajectory] = redactions_hash(redactions)
-    chosen: list[tuple[int, float, str]] = []
+    chosen: list[_Hit] = []
     windows: set[int] = set()
     for pk, score, retriever in merged:
         if pk not in found:
             continue
-        window, digest, trajectory = found[pk]
+        _, window, digest, trajectory, _, instruction, start, end, share_id, steps = found[pk]
         if window in windows or digest != current.get(trajectory):
             continue  # a second example of one window, or redacted again since it was cut
         windows.add(window)
-        chosen.append((pk, score, retriever))
+        chosen.append(_Hit(pk, score, retriever, instruction, start, end, share_id, steps))
         if len(chosen) >= k:
             break
+    missing = [hit.pk for hit in chosen if hit.steps is None]
+    if missing:
+        # public() again in this second query: a trajectory that left in between is not served.
+        steps = dict(examples_public().filter(pk__in=missing).values_list("pk", "window__steps"))
+        chosen = [hit for hit in chosen if hit.steps is not None or hit.pk in steps]
+        for hit in chosen:
+            if hit.steps is None:
+                hit.steps = steps[hit.pk]
     return chosen
 
 
-def _steps(example: Example) -> list[Step]:
+def _steps(hit: _Hit) -> list[Step]:
     return [
         Step(s["role"], s.get("text", ""), s.get("first", 0), s.get("last", 0))
-        for s in example.window.steps
+        for s in hit.steps or []
     ]
 
 
@@ -204,19 +224,18 @@ def _format_steps(steps: list[Step], instruction: str, fmt: str) -> list[dict[st
     return [{"role": s.role, "text": s.text, "first": s.first, "last": s.last} for s in steps]
 
 
-def _answer(example: Example, score: float, retriever: str, fmt: str) -> dict[str, Any]:
-    window = example.window
-    share_id = example.trajectory.share_id
+def _answer(hit: _Hit, fmt: str) -> dict[str, Any]:
+    steps = _steps(hit)
     return {
-        "id": example.pk,
-        "instruction": example.instruction,
-        "trajectory_id": share_id,
-        "url": f"{settings.SITE_URL}/t/{share_id}/#step-{window.start_position + 1}",
-        "window": [window.start_position, window.end_position],
-        "score": round(score, 4),
-        "retriever": retriever,
-        "steps": _format_steps(_steps(example), example.instruction, fmt),
-        "_text": prompts.render_steps(_steps(example)),
+        "id": hit.pk,
+        "instruction": hit.instruction,
+        "trajectory_id": hit.share_id,
+        "url": f"{settings.SITE_URL}/t/{hit.share_id}/#step-{hit.start + 1}",
+        "window": [hit.start, hit.end],
+        "score": round(hit.score, 4),
+        "retriever": hit.retriever,
+        "steps": _format_steps(steps, hit.instruction, fmt),
+        "_text": prompts.render_steps(steps),
     }
 
 

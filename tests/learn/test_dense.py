@@ -88,6 +88,20 @@ def test_partitioned_index_reads_few_cells_and_finds_the_exact_neighbours(settin
     assert max(len(scores) for _, scores in searched) < 4000 / 4
 
 
+def test_a_process_searching_a_dense_index_runs_blas_on_one_thread(settings, monkeypatch):
+    # OpenBLAS' idle threads spin on the busy cores and slowed whole requests 2-3x.
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason="the dense extra installs it")
+    import numpy as np
+
+    monkeypatch.setattr(dense, "available", lambda: True)
+    index.build_from(
+        [1, 2], ["list files", "run tests"], ["ok", "ok"], embeddings=np.eye(2, dtype=np.float32)
+    )
+    index.current()
+    pools = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+    assert pools and all(pool["num_threads"] == 1 for pool in pools)
+
+
 def test_small_index_is_a_full_scan(settings, monkeypatch):
     import numpy as np
 

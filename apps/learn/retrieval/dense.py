@@ -314,6 +314,25 @@ def encode_query(text: str) -> np.ndarray:
     return vector
 
 
+@cache
+def one_blas_thread() -> None:
+    """numpy's BLAS (OpenBLAS) on one thread in this process, once the dense index is used.
+
+    A dense search is a few small matrix-vector products; OpenBLAS splits one over both cores
+    and its threads then spin-wait for the next, taking the CPU from the rest of the request and
+    from the encoder. At 10,000 examples (a full scan), load 4.5: p50 12.5 ms with one thread,
+    33.5 ms with two; the encoder alone 4.3 against 9.7 ms. A web process serves one request at
+    a time, so a second BLAS thread never paid for itself here."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        logger.warning(
+            "threadpoolctl is not installed: BLAS keeps its threads (pip install -e .[dense])"
+        )
+        return
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def warm() -> None:
     """Load the encoder and run it once, so that a new web process's first request is not the
     slow one (gunicorn's post_worker_init calls it through apps.learn.retrieval.warm)."""

@@ -207,6 +207,8 @@ def _load(name: str) -> Loaded:
         path = folder / file
         return np.load(path, mmap_mode="r") if path.exists() else None
 
+    if (folder / "dense.npy").exists():
+        dense.one_blas_thread()
     loaded = Loaded(
         name,
         ids,

@@ -125,7 +125,7 @@ def test_many_findings_page_fragment_find_and_lists_stay_in_the_page_budget(
         else:
             # Searched in the redacted text: "leak" occurs only inside the emails.
             assert json.loads(body)["total"] == 0
-    for path in ("/", "/browse/", "/api/v1/trajectories"):
+    for path in ("/", "/browse/", "/api/v1/trajectories", "/browse/?q=contact"):
         client.get(path)  # warm: facets and cached facts
         with_many, body = queries(django_assert_max_num_queries, client, path)
         assert "Export the contact list" in body, path

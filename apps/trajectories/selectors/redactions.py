@@ -91,6 +91,10 @@ def full_redactions(trajectory: Trajectory) -> dict[str, str]:
     full = trajectory.__dict__.get(FULL)
     if isinstance(full, dict):
         return full
+    if "redactions" not in trajectory.__dict__:
+        index = _index(trajectory)
+        if index is not None and index.get("count") == 0:
+            return {}  # none (the trigger clears indexed_at when that changes): no query
     redactions = trajectory.redactions
     return redactions if isinstance(redactions, dict) else {}
 

@@ -10,7 +10,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
 from django.db import connection
@@ -32,6 +32,7 @@ from django.utils.safestring import SafeString, mark_safe
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redactor
 from apps.trajectories.selectors.redactions import (
+    FULL,
     INDEX_FIELDS,
     full_redactions,
     with_redaction_index,
@@ -219,16 +220,20 @@ def search_snippets(trajectories: list[Trajectory], q: str) -> dict[int, str]:
                     fragment_delimiter=" … ",
                 )
             )
-            .values_list("pk", "snippet")
+            .values_list("pk", "snippet", "redactions")
         )
-        return {
-            pk: snippet.replace(_LT, "<").replace(_GT, ">")
-            for pk, snippet in rows
-            if snippet and _HIT_OPEN in snippet
-        }
+        found = {}
+        for pk, snippet, redactions in rows:
+            if snippet and _HIT_OPEN in snippet:
+                found[pk] = snippet.replace(_LT, "<").replace(_GT, ">")
+                _keep_full_map(trajectories, pk, redactions)
+        return found
     words = [w.strip('"').casefold() for w in q.split()[:10] if w.strip('"')]
     found = {}
-    for pk, text in Trajectory.objects.filter(pk__in=ids).values_list("pk", "search_text"):
+    plain_rows = Trajectory.objects.filter(pk__in=ids).values_list(
+        "pk", "search_text", "redactions"
+    )
+    for pk, text, redactions in plain_rows:
         folded = (text or "").casefold()
         at = min((i for i in (folded.find(w) for w in words) if i >= 0), default=-1)
         if at < 0:
@@ -240,7 +245,16 @@ def search_snippets(trajectories: list[Trajectory], q: str) -> dict[int, str]:
         found[pk] = (
             ("… " if start else "") + marked + (" …" if start + SNIPPET_CHARS < len(text) else "")
         )
+        _keep_full_map(trajectories, pk, redactions)
     return found
+
+
+def _keep_full_map(trajectories: list[Trajectory], pk: int, redactions: Any) -> None:
+    """The whole map of a row with a snippet, read in the snippet's query: snippet_html redacts
+    event text with it (the row's own entries do not cover it), without a query per row."""
+    for trajectory in trajectories:
+        if trajectory.pk == pk and isinstance(redactions, dict):
+            trajectory.__dict__[FULL] = redactions
 
 
 def snippet_html(snippet: str, trajectory: Trajectory) -> SafeString:
@@ -248,7 +262,7 @@ def snippet_html(snippet: str, trajectory: Trajectory) -> SafeString:
     original still be in it, the passage is shown redacted and without highlights."""
     plain = snippet.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, "")
     # The whole map, as before: the snippet is event text, which the row's own entries do not
-    # cover (search result rows of a trajectory not indexed carry it; others load it).
+    # cover (search_snippets read it with the snippet).
     redacted = redactor(full_redactions(trajectory))(plain)
     if redacted != plain:
         return mark_safe(escape(_SPACES.sub(" ", redacted)))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from apps.trajectories.models import (
@@ -79,8 +79,10 @@ def unlocked_share_ids(request: HttpRequest) -> list[str]:
     return [item for item in value if is_share_id(item)] if isinstance(value, list) else []
 
 
-def trajectory_access(request: HttpRequest, share_id: str) -> Access:
-    """The trajectory at `share_id` and how the caller sees it, or Http404. One query."""
+def trajectory_access(request: HttpRequest, share_id: str, *, indexed: bool = True) -> Access:
+    """The trajectory at `share_id` and how the caller sees it, or Http404. One query.
+    `indexed=False`: with the whole redactions map, for a caller that redacts with it
+    (compare) rather than with the shown events' entries."""
     if not is_share_id(share_id):
         raise Http404("no such trajectory")
     user: Any = getattr(request, "user", None)  # a User, AnonymousUser, or None on a bare request
@@ -89,10 +91,13 @@ def trajectory_access(request: HttpRequest, share_id: str) -> Access:
     if unlocked:
         # A password unlocks an anonymous share only while no account has claimed it.
         queryset = queryset | Trajectory.objects.filter(share_id=share_id, owner__isnull=True)
-    # Without the full redactions map where its index is current (selectors/redactions.py).
-    trajectory = with_redaction_index(
+    selected: QuerySet[Trajectory] = (
         queryset.select_related("owner").defer(*HEAVY_FIELDS).filter(share_id=share_id)
-    ).first()
+    )
+    if indexed:
+        # Without the full redactions map where its index is current (selectors/redactions.py).
+        selected = with_redaction_index(selected)
+    trajectory = selected.first()
     if trajectory is None:
         raise Http404("no such trajectory")
     authenticated = user is not None and user.is_authenticated

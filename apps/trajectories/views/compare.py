@@ -51,6 +51,8 @@ def _id_from(value: str) -> str:
 
 
 def _marks(access: Access) -> Marks:
+    # The whole map (loaded with the row: trajectory_access(indexed=False)): compare shows
+    # steps' summaries, not events whose entries it could read.
     return marks_for(access.trajectory, show_original=access.show_original)
 
 
@@ -141,10 +143,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     a_id, b_id = _id_from(request.GET.get("a", "")), _id_from(request.GET.get("b", ""))
     if not a_id:
         raise Http404("no trajectory to compare")
-    access_a = trajectory_access(request, a_id)
+    access_a = trajectory_access(request, a_id, indexed=False)
     if not b_id:
         return _chooser(request, access_a, pasted=request.GET.get("b", ""))
-    access_b = trajectory_access(request, b_id)
+    access_b = trajectory_access(request, b_id, indexed=False)
     alignment = _alignment(access_a, access_b)
     start = _start(request)
     shown = alignment.rows(start, start + ROWS_PER_PAGE)
@@ -173,7 +175,10 @@ def compare_rows(request: HttpRequest) -> HttpResponse:
     a_id, b_id = _id_from(request.GET.get("a", "")), _id_from(request.GET.get("b", ""))
     if not a_id or not b_id:
         raise Http404("no trajectories to compare")
-    access_a, access_b = trajectory_access(request, a_id), trajectory_access(request, b_id)
+    access_a, access_b = (
+        trajectory_access(request, a_id, indexed=False),
+        trajectory_access(request, b_id, indexed=False),
+    )
     alignment = _alignment(access_a, access_b)
     start = _start(request)
     response = HttpResponse(

@@ -402,3 +402,37 @@ def test_a_dropped_image_keeps_the_index_in_step(admin_moderator):
     Trajectory.objects.filter(pk=trajectory.pk).update(indexed_at=None)
     assert client.get(f"/t/{trajectory.share_id}/events/1/json").content == indexed
     assert b"trajhub-image:removed" in indexed and b"gina.leak" not in indexed
+
+
+def test_the_sweep_and_the_command_index_trajectories_stored_before_the_index(mixed, settings):
+    import importlib
+    import io
+
+    from django.apps import apps as registry
+    from django.core.management import call_command
+
+    from apps.trajectories.models import Event
+    from apps.trajectories.tasks import redaction_index_sweep
+
+    index_migration = importlib.import_module("apps.trajectories.migrations.0008_redaction_index")
+    built = index_of(mixed)
+    empty = make_trajectory(title="Nothing to redact", events=["ls", "pytest"])
+    private = make_trajectory(
+        title="Private", visibility="private", events=["mail hank.leak@gmail.com"]
+    )
+    trajectory_scan(trajectory=private)
+    # As the migration leaves them: no index at all.
+    Trajectory.objects.update(redaction_index=None, indexed_at=None)
+    Event.objects.update(redactions=None, redacted_text=None, index_digest=None)
+    index_migration.index_empty_maps(registry, None)
+    assert index_of(empty)[0] and not index_of(mixed)[0] and not index_of(private)[0]
+    # Meanwhile the full map, never the raw text.
+    assert not EMAIL.search(Client().get(f"/t/{mixed.share_id}/").content.decode())
+    # The beat sweep takes public ones first, a batch at a time.
+    settings.TRAJHUB_REDACTION_INDEX_SWEEP_BATCH = 1
+    assert redaction_index_sweep() == 1
+    assert index_of(mixed) == built and not index_of(private)[0]
+    out = io.StringIO()
+    call_command("index_redactions", stdout=out)
+    assert "indexed 1 trajectories" in out.getvalue() and index_of(private)[0]
+    assert index_of(private) == rebuilt(private)

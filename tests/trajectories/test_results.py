@@ -182,6 +182,12 @@ def test_reimport_replaces_events_the_importer_now_makes_differently_and_rescans
     assert list(Event.objects.filter(trajectory=trajectory).values_list("text", "data")) == fresh
     # The new text went through the scan: the secret is redacted, and no visitor sees it.
     assert SECRET in trajectory.redactions
+    # The redaction index followed: current, and what a rebuild from the new events makes.
+    from tests.moderation.test_many_findings_page import index_of, rebuilt
+
+    current, _, events = index_of(trajectory)
+    assert current and SECRET in events[3][1]
+    assert (current, _, events) == rebuilt(trajectory)
     page = Client().get(trajectory.get_absolute_url()).content.decode()
     assert SECRET not in page
     assert (

@@ -241,3 +241,32 @@ def test_a_match_across_two_strings_hides_no_finding_in_between():
     found = [(i, d.kind, d.text) for i, d in Scanner().scan_many(texts)]
     assert (2, "github_token", token) in found
     assert (3, "email", "jane.roe@gmail.com") in found
+
+
+def _token(rng, length: int, alphabet: str) -> str:
+    return "".join(rng.choices(alphabet, k=length))
+
+
+def test_formats_left_to_the_library_are_found_as_the_same_kind():
+    """Grafana service-account tokens, Duffel and Frame.io tokens, and AWS secret keys after a
+    keyword were also hand rules; the library finds each as the kind it was already redacted as
+    (its finding won the overlap), so they were dropped from the hand table."""
+    import random
+    import string
+
+    rng = random.Random(11)
+    alnum, lower = string.ascii_letters + string.digits, string.ascii_lowercase + string.digits
+    cases = [
+        (
+            "grafana_service_account_token",
+            "glsa_" + _token(rng, 32, alnum) + "_" + _token(rng, 8, "0123456789abcdef"),
+            "export GRAFANA={}",
+        ),
+        ("duffel_api_token", "duffel_test_" + _token(rng, 43, lower), "token: {}"),
+        ("frameio_api_token", "fio-u-" + _token(rng, 64, lower), "see {} here"),
+        ("aws_secret_key", s.aws_secret(), "AWS_SECRET_KEY={}"),
+        ("aws_secret_key", s.aws_secret(), "awsSecretAccessKey: '{}'"),
+        ("aws_secret_key", s.aws_secret(), '"aws_secret_access_key" => "{}"'),
+    ]
+    for kind, secret, context in cases:
+        assert kinds(context.format(secret)) == [(kind, secret)], (kind, context)

@@ -171,6 +171,22 @@ def test_each_side_is_redacted_for_visitors(owner):
     assert SECRET in client.get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
 
 
+def test_a_secret_across_the_cut_of_a_step_is_redacted_before_the_cut(owner):
+    # The cell shows a step's first line cut to SHOWN_CHARS: cut before redaction, a secret
+    # straddling the cut no longer matched its original and showed in part.
+    command = "echo " + "x" * 80 + f" {SECRET}"
+    a = ingest(
+        v0(["ls", command], "Fix it"),
+        owner=owner,
+        visibility="public",
+        redactions={SECRET: "<GITHUB_TOKEN_1>"},
+    )
+    b = ingest(v0(["ls", "pytest"], "Fix it again"), owner=owner, visibility="public", index=0)
+    html = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}").content.decode()
+    assert "echo xxxx" in html
+    assert SECRET[:8] not in html
+
+
 def test_compare_with_offers_public_runs_of_the_same_task(owner, other_user, moderator):
     a = ingest(eval_row(), owner=owner, visibility="public")
     same = ingest(eval_row(resolved=False), owner=other_user, visibility="public")

@@ -66,7 +66,9 @@ def _drop(access: Access) -> Redact:
 def _cell(step: Step | None, marks: Marks, base: str, drop: Redact = identity) -> str:
     if step is None:
         return '<td class="cmp-n"></td><td class="cmp-gap">—</td>'
-    text = drop(step.summary)
+    # Redacted whole, then cut: a secret straddling the cut would otherwise no longer match
+    # its original and show in part ("a partial secret is a secret").
+    text = marks.plain(drop(step.summary))
     if len(text) > SHOWN_CHARS:
         text = text[: SHOWN_CHARS - 1] + "…"
     return (

@@ -278,8 +278,15 @@ def test_row_groups_close_at_their_size_in_memory(world, release_storage, settin
     assert meta.num_row_groups == meta.num_rows == len(world["public"])
 
 
+@pytest.mark.parametrize("in_shard_tasks", [False, True], ids=["one-process", "shard-tasks"])
 def test_shards_are_bounded_by_bytes_split_where_they_fill_and_read_back(
-    world, release_storage, settings, tmp_path, monkeypatch
+    world,
+    release_storage,
+    settings,
+    tmp_path,
+    monkeypatch,
+    in_shard_tasks,
+    django_capture_on_commit_callbacks,
 ):
     settings.TRAJHUB_RELEASE_ROW_GROUP_ROWS = 1  # one trajectory per row group
     whole = services.release_run(force=True).release
@@ -288,8 +295,25 @@ def test_shards_are_bounded_by_bytes_split_where_they_fill_and_read_back(
     # A limit that the text configs' whole file exceeds: they must split.
     limit = max(sizes["no_images"], sizes["sharegpt"]) * 2 // 3
     settings.TRAJHUB_RELEASE_SHARD_BYTES = limit
-    release = services.release_run(force=True).release
+    if in_shard_tasks:
+        # Tasks of 3 and 1 trajectories (run eagerly here), planned from raw sizes that say
+        # nothing (as a compressed upload's): the first task's rows pass the limit anyway.
+        settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS = len(world["public"]) - 1
+        Trajectory.objects.update(num_bytes=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        result = services.release_run(force=True)
+    assert result.action == ("sharded" if in_shard_tasks else "published"), result.message
+    release = Release.objects.get(pk=result.release.pk)
+    assert release.status == ReleaseStatus.PUBLISHED
+    assert release.shards.count() == (2 if in_shard_tasks else 0)
     folder = release_dir(release_storage, release)
+    assert not list(folder.rglob("part-*"))  # every part has its final name
+    if in_shard_tasks:
+        # A task's rows did not fit in one file, whatever the plan said: it wrote two.
+        parts = [
+            [f for f in shard.files if f["config"] == "no_images"] for shard in release.shards.all()
+        ]
+        assert max(len(files) for files in parts) >= 2, parts
     for config in ("no_images", "openai", "sharegpt"):
         directory = folder / config
         shards = sorted(directory.glob("*.parquet"))
@@ -303,8 +327,9 @@ def test_shards_are_bounded_by_bytes_split_where_they_fill_and_read_back(
         for path, meta in zip(shards, metas, strict=True):
             assert path.stat().st_size <= limit or meta.num_row_groups == 1, (config, path)
         # Split where the next row group would not have fitted (the estimate is conservative,
-        # not wasteful: the next group plus its footer share would pass 3/4 of the limit).
-        for path, after in zip(shards, metas[1:], strict=False):
+        # not wasteful: the next group plus its footer share would pass 3/4 of the limit);
+        # shard tasks also end a file where their id range ends.
+        for path, after in zip(shards, metas[1:] if not in_shard_tasks else [], strict=False):
             group = after.row_group(0)
             next_group = sum(
                 group.column(i).total_compressed_size for i in range(group.num_columns)

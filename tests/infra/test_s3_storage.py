@@ -216,3 +216,33 @@ def test_a_failed_release_build_leaves_nothing_in_s3(
     result = services.release_run(force=True)
     assert result.action == "failed"
     assert not any(key.startswith("releases/") for key in bucket())
+
+
+def test_a_release_built_in_shard_tasks_names_its_parts_in_s3(
+    bucket, owner, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    """Shard tasks upload parts; the last one names them train-i-of-N with a copy inside the
+    bucket (nothing downloaded again) and leaves no part behind."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from apps.datasets import services
+    from apps.datasets.services import storage as release_storage
+    from tests.datasets.conftest import share
+
+    settings.TRAJHUB_RELEASE_BUILD_DIR = str(tmp_path / "build")
+    settings.TRAJHUB_RELEASE_OPT_OUT_DAYS = 0
+    settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS = 1  # one trajectory per task (run eagerly here)
+    shared = [share(user=owner, seed=seed) for seed in (74, 75)]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.release_run(force=True).action == "sharded"
+    keys = [key for key in bucket() if key.startswith("releases/v1/")]
+    assert "releases/v1/manifest.json" in keys
+    assert not [key for key in keys if "/part-" in key], keys
+    names = [key for key in keys if key.startswith("releases/v1/no_images/")]
+    assert names == [f"releases/v1/no_images/train-{i:05d}-of-00002.parquet" for i in range(2)]
+    ids = []
+    for name in names:
+        with release_storage.open_file("v1", name.removeprefix("releases/v1/")) as handle:
+            ids += pq.read_table(pa.BufferReader(handle.read())).column("id").to_pylist()
+    assert ids == [t.share_id for t in shared]

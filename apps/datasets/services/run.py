@@ -14,6 +14,7 @@ import json
 import logging
 import shutil
 import tempfile
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -615,9 +616,11 @@ def _split(release: Release) -> RunResult:
         .order_by("trajectory_id")
         .values_list("trajectory_id", "trajectory__num_bytes")
     )
-    # Each task writes one file per config, so its range must fit in a shard: at most `per`
-    # trajectories and TRAJHUB_RELEASE_SHARD_BYTES of raw uploads (the JSON as shared, images
-    # in base64: more than the same rows take compressed in Parquet).
+    # A task's range: at most `per` trajectories and about one shard of raw uploads (the JSON
+    # as shared, images in base64: usually more than the same rows take compressed in
+    # Parquet), so that most tasks write one file per config. The estimate is no bound: a task
+    # whose rows take more starts another file where the writer's limit says (and a
+    # compressed upload's raw size says little).
     chunks: list[list[int]] = [[]]
     planned = 0
     for pk, size in rows:
@@ -641,20 +644,32 @@ def _split(release: Release) -> RunResult:
     return RunResult("sharded", f"{release.name}: building in {len(chunks)} shard tasks", release)
 
 
+def _name_parts(release: Release, files: list[dict]) -> None:
+    """Each config's parts, in order, renamed `train-0000i-of-0000N` (N: that config's)."""
+    for config in cards.schema.CONFIGS:
+        mine = [item for item in files if item["config"] == config]
+        for index, item in enumerate(mine):
+            directory = item["path"].rsplit("/", 1)[0]
+            final = f"{directory}/train-{index:05d}-of-{len(mine):05d}.parquet"
+            storage.rename(release.prefix, item["path"], final)
+            item["path"] = final
+
+
 def _touch(release: Release) -> None:
     Release.objects.filter(pk=release.pk).update(heartbeat_at=timezone.now())
 
 
 def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
-    """Write one shard's files (one per config, named -of-N since N is planned), upload them
-    and record them on the shard row; the task that completes the last shard publishes."""
+    """Write one shard task's files, each config's at most TRAJHUB_RELEASE_SHARD_BYTES (as
+    in a build in one process: the id range was planned from an estimate, the writer holds the
+    bound), upload them as parts and record them on the shard row; the task that completes the
+    last shard gives every part its name (`train-i-of-N`, N known now) and publishes."""
     claimed = ReleaseShard.objects.filter(
         pk=shard.pk, status=ReleaseShard.Status.PENDING, release__status=ReleaseStatus.BUILDING
     ).update(status=ReleaseShard.Status.RUNNING, worker=worker[:200])
     if not claimed:
         return "skipped"
     release = shard.release
-    count = release.shards.count()
     folder = Path(
         tempfile.mkdtemp(prefix=f"release-{release.version}-{shard.index}-", dir=_build_dir())
     )
@@ -665,18 +680,20 @@ def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
             first_id=shard.first_id,
             last_id=shard.last_id,
             progress=lambda done: _touch(release),
-            single_file=True,
         )
         files = []
+        parts: dict[str, int] = defaultdict(int)
         for item in written:
-            path = item.path.rsplit("/", 1)[0] + f"/train-{shard.index:05d}-of-{count:05d}.parquet"
+            directory = item.path.rsplit("/", 1)[0]
+            path = f"{directory}/part-{shard.index:05d}-{parts[directory]:05d}.parquet"
+            parts[directory] += 1
             storage.upload(release.prefix, path, item.local)
             files.append({**_file_dict(item), "path": path, "local": ""})
         ReleaseShard.objects.filter(pk=shard.pk).update(
             status=ReleaseShard.Status.DONE, files=files
         )
         # The page's progress: the rows of every shard done so far.
-        rows = next((item.num_rows for item in written if item.config == "default"), 0)
+        rows = sum(item.num_rows for item in written if item.config == "default")
         Release.objects.filter(pk=release.pk).update(
             heartbeat_at=timezone.now(), progress_done=F("progress_done") + rows
         )
@@ -690,9 +707,11 @@ def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
                 for files_of in locked.shards.order_by("index").values_list("files", flat=True)
                 for item in files_of
             ]
+            # Parts sort by shard, then by their order within it: the rows stay in id order.
             all_files.sort(
                 key=lambda item: (list(cards.schema.CONFIGS).index(item["config"]), item["path"])
             )
+            _name_parts(locked, all_files)
             _finish(locked, all_files, folder, progress=None)
         return "published"
     except Exception as exc:

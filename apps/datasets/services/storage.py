@@ -4,6 +4,7 @@ release under a versioned prefix of its own, written once, taken down only on pu
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -31,6 +32,33 @@ def upload(prefix: str, path: str, local: Path) -> None:
         saved = storage.save(name, File(handle, name=Path(path).name))
     if saved != name:
         raise RuntimeError(f"storage saved {name} as {saved}")
+
+
+def rename(prefix: str, old: str, new: str) -> None:
+    """Move one file of a release to its final name (a shard task's part, once the number of
+    shards is known). On the filesystem a rename; on S3 a copy inside the bucket, then the
+    delete (nothing passes through this machine); elsewhere a copy through it."""
+    storage = release_storage()
+    source, target = f"{prefix}/{old}", f"{prefix}/{new}"
+    if isinstance(storage, FileSystemStorage):
+        path = Path(storage.path(target))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(storage.path(source), path)
+        return
+    bucket = getattr(storage, "bucket", None)
+    normalize = getattr(storage, "_normalize_name", None)
+    if bucket is not None and normalize is not None:  # django-storages' S3Storage
+        # (Our names are clean already: forward slashes, no "..".)
+        key = normalize(source)
+        bucket.Object(normalize(target)).copy({"Bucket": bucket.name, "Key": key})
+    else:
+        if storage.exists(target):
+            storage.delete(target)
+        with storage.open(source, "rb") as handle:
+            saved = storage.save(target, File(handle, name=Path(new).name))
+        if saved != target:
+            raise RuntimeError(f"storage saved {target} as {saved}")
+    storage.delete(source)
 
 
 def delete_prefix(prefix: str, paths: list[str] | None = None) -> None:

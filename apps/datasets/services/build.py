@@ -6,9 +6,10 @@ config."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 from collections import defaultdict
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -128,6 +129,20 @@ def _trajectory_rows(
     return schema.rows(fields, canonical, pictures)
 
 
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Python's cycle collector runs every 700 allocations by default, and its older
+    generations then walk every live object: the row groups being filled hold millions of
+    dicts and strings, none in a cycle (reference counting frees them). Collecting every
+    100,000 allocations meanwhile saves about a tenth of the build's CPU time."""
+    before = gc.get_threshold()
+    gc.set_threshold(100_000, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def write_release_files(
     release: Release,
     folder: Path,
@@ -135,15 +150,14 @@ def write_release_files(
     first_id: int = 0,
     last_id: int | None = None,
     progress: Progress | None = None,
-    single_file: bool = False,
 ) -> list[WrittenFile]:
-    """Write every config's shards of the release (or of one id range) into `folder`;
-    `single_file`: one file per config (a shard task's id range is planned to fit)."""
+    """Write every config's shards of the release (or of one shard task's id range) into
+    `folder`, each at most TRAJHUB_RELEASE_SHARD_BYTES (unless one row group alone is larger)."""
     writers = {
         config: ShardWriter(
             config,
             folder,
-            shard_bytes=2**62 if single_file else settings.TRAJHUB_RELEASE_SHARD_BYTES,
+            shard_bytes=settings.TRAJHUB_RELEASE_SHARD_BYTES,
             row_group_bytes=settings.TRAJHUB_RELEASE_ROW_GROUP_BYTES,
             row_group_rows=settings.TRAJHUB_RELEASE_ROW_GROUP_ROWS,
         )
@@ -161,9 +175,12 @@ def write_release_files(
             progress(done)
             last_report = time.monotonic()
 
-    with contextlib.closing(
-        release_rows(release, first_id=first_id, last_id=last_id, between=between)
-    ) as stream:
+    with (
+        _fewer_collections(),
+        contextlib.closing(
+            release_rows(release, first_id=first_id, last_id=last_id, between=between)
+        ) as stream,
+    ):
         for rows in stream:
             pictures = rows["default"]["images"]
             light = rows["no_images"]

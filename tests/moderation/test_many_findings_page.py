@@ -274,6 +274,9 @@ def test_every_surface_shows_the_same_text_from_the_index_as_from_the_full_map(
         for path, body in indexed.items():
             assert body == full[path], path
         rebuilt(mixed)
+    # The admin's list shows titles through the row's own entries too.
+    listed = moderator.get("/admin/trajectories/trajectory/").content.decode()
+    assert "Mail &lt;EMAIL_" in listed and "bob.smith.leak" not in listed
     # And visitors never see an email, from the index or without it.
     for body in surfaces(Client(), mixed).values():
         assert not EMAIL.search(body.decode()), body[:200]

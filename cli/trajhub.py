@@ -709,12 +709,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value is a secret the site issued: it may begin with "-" (a deletion password
+# issued before passwords avoided it; token_urlsafe's alphabet has "-").
+SECRET_OPTIONS = ("--password", "--token")
+
+
+def _secret_values_joined(argv: Sequence[str], known: set[str]) -> list[str]:
+    """`--password -abc` as `--password=-abc`, which argparse reads as the option's value
+    (given apart, argparse takes `-abc` for an option and says the value is missing)."""
+    joined: list[str] = []
+    items = list(argv)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        following = items[index + 1] if index + 1 < len(items) else None
+        if (
+            item in SECRET_OPTIONS
+            and following is not None
+            and following.startswith("-")
+            and following.split("=", 1)[0] not in known
+        ):
+            joined.append(f"{item}={following}")
+            index += 2
+            continue
+        joined.append(item)
+        index += 1
+    return joined
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    # argparse has no public list of a parser's options; its subcommands' are in their parsers.
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
 def main(
     argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    argv = _secret_values_joined(argv, _option_strings(parser))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from apps.accounts.services import api_token_create
-from apps.trajectories.services import ShareOptions, trajectory_ingest
+from apps.trajectories.services import ShareOptions, hash_deletion_password, trajectory_ingest
+from apps.trajectories.services.passwords import new_deletion_password
 from cli import trajhub
 from tests.ingest_helpers import make_trajectory
 
@@ -102,6 +103,35 @@ def test_the_holder_downloads_the_original_with_the_password(live_server, sample
         "--password", "wrong",
     )  # fmt: skip
     assert code == 2 and "no trajectory with this id and deletion password" in err
+
+
+def test_a_password_that_begins_with_a_dash_is_taken_as_the_password(live_server, sample, tmp_path):
+    """Passwords issued before they avoided a leading "-" (one in 64 did) still work as typed:
+    `--password -…` is the password, not an unknown option."""
+    data = sample("openhands_v0_events.json")
+    trajectory = (
+        trajectory_ingest(
+            data=data, user=None, options=ShareOptions(visibility="private", filename="run.json")
+        )
+        .stored[0]
+        .trajectory
+    )
+    password = "-Leading-dash_Passw0rd-x"
+    trajectory.deletion_password_hashes = [hash_deletion_password(password)]
+    trajectory.save(update_fields=["deletion_password_hashes"])
+    target = tmp_path / "run.json"
+
+    code, _, err = run(
+        "--url", live_server.url, "download", trajectory.share_id, "--format", "original",
+        "--password", password, "-o", str(target),
+    )  # fmt: skip
+    assert code == 0, err
+    assert target.read_bytes() == data
+
+
+def test_issued_deletion_passwords_never_begin_with_a_dash():
+    # One draw of token_urlsafe in 64 begins with "-": 3,000 draws would show one.
+    assert not [p for p in (new_deletion_password() for _ in range(3000)) if p.startswith("-")]
 
 
 @pytest.mark.parametrize(

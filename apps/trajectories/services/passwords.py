@@ -28,7 +28,13 @@ _DUMMY_HASH = f"{PASSWORD_SCHEME}${_DUMMY_SALT}${'0' * 64}"  # matches no passwo
 
 
 def new_deletion_password() -> str:
-    return secrets.token_urlsafe(18)
+    # Never a leading "-": `trajhub download ID --password -x…` would read it as an option, and
+    # so would most shells' tools. One draw in 64 starts with it; drawing again keeps the
+    # password uniform over the others.
+    while True:
+        password = secrets.token_urlsafe(18)
+        if not password.startswith("-"):
+            return password
 
 
 def _digest(salt: str, password: str) -> str:

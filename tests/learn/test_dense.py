@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
+from apps.learn import retrieval
 from apps.learn.retrieval import dense, index
 from tests.conftest import skip_or_fail
 from tests.learn.factories import make_example, make_session
@@ -252,3 +253,15 @@ def test_warming_loads_the_index_and_the_encoder_before_the_first_request(dense_
     hooks["post_worker_init"](None)
     assert index._current is not None and len(index._current) == 1
     assert encoded == [["warm up"]]
+
+
+def test_warming_without_a_dense_index_leaves_the_encoder_unloaded(dense_on, monkeypatch):
+    # A site whose index has no embeddings yet (or none at all) asks no dense query: a worker
+    # does not spend seconds and memory on the model at start.
+    encoded = []
+    monkeypatch.setattr(dense, "encode", lambda texts: encoded.append(texts))
+    retrieval.warm()  # no index built
+    index.build_from([1], ["Repair the sign-in form"], ["ok"], with_dense=False)
+    retrieval.warm()
+    assert index._current is not None and index._current.dense is None
+    assert encoded == []

@@ -5,15 +5,18 @@ query side that every web process shares."""
 
 
 def warm() -> None:
-    """Open the current index and load the dense encoder, so that a new web process's first
-    request costs what the others do (docker/gunicorn.conf.py calls it as each worker starts).
+    """Open the current index and, when it has dense embeddings, load the encoder, so that a
+    new web process's first request costs what the others do (docker/gunicorn.conf.py calls it as each worker starts).
     Never stops a worker from starting: a failure is logged and the first request pays."""
     import logging
 
     from apps.learn.retrieval import dense, index
 
     try:
-        index.current()
-        dense.warm()
+        loaded = index.current()
+        # No dense index, no dense query: the encoder (and, before its first export, torch)
+        # would only cost the worker seconds and memory.
+        if loaded is not None and loaded.dense is not None:
+            dense.warm()
     except Exception:  # noqa: BLE001 - warming is an optimisation only
         logging.getLogger(__name__).warning("retrieval: warming up failed", exc_info=True)

@@ -41,6 +41,13 @@ def noisy_text(seed: int, size: int = 6000) -> str:
         "://",
         "-----BEGIN RSA PRIVATE KEY-----",
         "passwd=",
+        "APP_SECRET=",
+        "wrapper",
+        "Encryption-Key: ",
+        "secretkey=",
+        "session-secret:",
+        "access_token=",
+        "api-token",
         "secret_key => '",
         "é",
         "İ",
@@ -334,8 +341,83 @@ def test_anchor_automaton_finds_what_the_default_automaton_finds(seed):
 
     text = noisy_text(seed, 20000)
     for family, haystack in (("literal", text), ("keyword", text.lower())):
-        rules = hand.FAMILY[family]
-        default = ahocorasick_rs.AhoCorasick([rule.anchor for rule in rules])
+        default = ahocorasick_rs.AhoCorasick(hand.anchors(family).literals)
         assert hand.anchors(family)._automaton.find_matches_as_indexes(
             haystack, overlapping=True
         ) == default.find_matches_as_indexes(haystack, overlapping=True)
+
+
+def test_keyword_spellings_are_the_strings_the_keyword_pattern_matches():
+    # The keyword rules' matches are tried only where one of these stands (`Anchors`); a
+    # spelling left out would be a keyword never flagged.
+    for anchor, rest in hand.KEYWORDS:
+        spelled = hand.spellings(rest)
+        assert spelled and all(re.fullmatch(rest, tail) for tail in spelled), anchor
+        near = {tail[:-1] for tail in spelled} | {tail + "s" for tail in spelled}
+        assert not [tail for tail in near - set(spelled) if re.fullmatch(rest, tail)], anchor
+    assert hand.spellings(r"[_-]?(?:key|token)") == (
+        "-key", "-token", "_key", "_token", "key", "token",
+    )  # fmt: skip
+    assert hand.spellings(r"(?:ryption|rypt)?[_-]?key") == (
+        "-key", "_key", "key", "rypt-key", "rypt_key", "ryption-key", "ryption_key",
+        "ryptionkey", "ryptkey",
+    )  # fmt: skip
+
+
+def _plain_entropy(value: str) -> float:
+    from collections import Counter
+    from math import log2
+
+    length = len(value)
+    return -sum(n / length * log2(n / length) for n in Counter(value).values()) if value else 0.0
+
+
+def _plain_classes(value: str) -> int:
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+
+
+def _plain_aws_secret_like(value: str) -> bool:
+    if all(c in "0123456789abcdefABCDEF" for c in value):
+        return False
+    has = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+    )
+    return all(has) and _plain_entropy(value) >= 4.2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_validators_answer_as_their_plain_forms(seed):
+    rng = random.Random(seed)
+    alphabets = [
+        string.ascii_letters + string.digits + "+/",
+        string.hexdigits,
+        string.ascii_lowercase + "_.",
+        string.printable,
+        "aB3$é日İ٣Ⅳ_-",  # non-ASCII letters, digits and cases take the plain path
+        "ab",
+    ]
+    for _ in range(3000):
+        value = "".join(
+            rng.choices(rng.choice(alphabets), k=rng.choice([0, 1, 8, 20, 40, 256, 300]))
+        )
+        assert hand.shannon_entropy(value) == pytest.approx(_plain_entropy(value), abs=1e-9)
+        assert hand._char_classes(value) == _plain_classes(value)
+        assert hand._has_digit_and_letter(value) == (
+            any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        )
+        assert hand.aws_secret_like(value) == _plain_aws_secret_like(value)
+        assert hand.high_entropy(value) == (
+            len(value) >= 8
+            and not hand._CODE_LIKE.fullmatch(value)
+            and not hand._REFERENCE.fullmatch(value)
+            and not (value[0] in "<{[(" or value.startswith(("/", "./", "~/", "http")))
+            and _plain_classes(value) >= 2
+            and _plain_entropy(value) >= 3.0
+        )

@@ -30,6 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+# The regex parser, to spell out a keyword pattern (`spellings`).
+from re import _constants as _re_constants  # type: ignore[attr-defined]
+from re import _parser as _re_parser  # type: ignore[attr-defined]
+
 import ahocorasick_rs
 
 from apps.moderation.scanning.detection import PERSONAL, SECRET
@@ -37,20 +41,47 @@ from apps.moderation.scanning.detection import PERSONAL, SECRET
 # --- Validators (run only on matches, so they may be slow-ish Python) ---------------------------
 
 
+# n * log2(n) for the count n of one character in a value of up to 256 characters (assignment
+# values are at most 256, bare AWS keys 40): the entropy is then one Counter and a table look-up
+# per distinct character, log2(length) - sum(n log2 n) / length, the same sum regrouped.
+_TABLE_MAX = 256
+_N_LOG2_N = tuple(n * math.log2(n) if n else 0.0 for n in range(_TABLE_MAX + 1))
+
+
 def shannon_entropy(value: str) -> float:
     """Bits per character of `value`'s own character distribution."""
     if not value:
         return 0.0
     length = len(value)
-    return -sum(n / length * math.log2(n / length) for n in Counter(value).values())
+    counts = Counter(value).values()
+    if length <= _TABLE_MAX:
+        return math.log2(length) - sum(map(_N_LOG2_N.__getitem__, counts)) / length
+    return -sum(n / length * math.log2(n / length) for n in counts)
+
+
+# The character classes of an ASCII value by set operations on its distinct characters (C), not a
+# Python-level `any` per class over every character; other values take the plain path.
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGITS = frozenset("0123456789")
+_ALNUM = _LOWER | _UPPER | _DIGITS
+_LETTERS = _LOWER | _UPPER
 
 
 def _char_classes(value: str) -> int:
+    chars = set(value)
+    if value.isascii():
+        return (
+            (not chars.isdisjoint(_LOWER))
+            + (not chars.isdisjoint(_UPPER))
+            + (not chars.isdisjoint(_DIGITS))
+            + (not chars <= _ALNUM)
+        )
     return (
-        any(c.islower() for c in value)
-        + any(c.isupper() for c in value)
-        + any(c.isdigit() for c in value)
-        + any(not c.isalnum() for c in value)
+        any(c.islower() for c in chars)
+        + any(c.isupper() for c in chars)
+        + any(c.isdigit() for c in chars)
+        + any(not c.isalnum() for c in chars)
     )
 
 
@@ -60,6 +91,9 @@ def random_looking(value: str) -> bool:
 
 
 def _has_digit_and_letter(value: str) -> bool:
+    if value.isascii():
+        chars = set(value)
+        return not chars.isdisjoint(_DIGITS) and not chars.isdisjoint(_LETTERS)
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
@@ -102,13 +136,21 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 def aws_secret_like(value: str) -> bool:
     """A bare 40-character AWS secret key: mixed case and digits, random, not a hex digest."""
-    if all(c in _HEX for c in value):
+    chars = set(value)
+    if chars <= _HEX:
         return False
-    has = (
-        any(c.islower() for c in value),
-        any(c.isupper() for c in value),
-        any(c.isdigit() for c in value),
-    )
+    if value.isascii():
+        has = (
+            not chars.isdisjoint(_LOWER),
+            not chars.isdisjoint(_UPPER),
+            not chars.isdisjoint(_DIGITS),
+        )
+    else:
+        has = (
+            any(c.islower() for c in chars),
+            any(c.isupper() for c in chars),
+            any(c.isdigit() for c in chars),
+        )
     return all(has) and shannon_entropy(value) >= 4.2
 
 
@@ -132,6 +174,10 @@ class Rule:
     pattern: str
     check: Callable[[str], bool] | None = None
     priority: int = 5  # lower wins when two findings overlap
+    # Every literal a match can start with, when the anchor alone is common text (`app` is in
+    # `wrapper`, `enc` in `reference`): searched for instead of the anchor, so that the pattern
+    # is tried only where a whole keyword stands (`app_key`, `encryption-key`).
+    spellings: tuple[str, ...] = ()
 
     @property
     def source(self) -> str:
@@ -202,10 +248,46 @@ def _prefixed_rules() -> tuple[Rule, ...]:
     return tuple(rules)
 
 
+def spellings(pattern: str) -> tuple[str, ...]:
+    """Every string a pattern of literals, character sets, alternations and optional parts
+    matches (`[_-]?(?:key|token)` -> `_key`, `-key`, `key`, ...), in a stable order."""
+    return tuple(sorted(set(_spelled(_re_parser.parse(pattern)))))
+
+
+def _spelled(items) -> list[str]:  # type: ignore[no-untyped-def]
+    out = [""]
+    for op, arg in items:
+        if op is _re_constants.LITERAL:
+            options = [chr(arg)]
+        elif op is _re_constants.IN:
+            options = []
+            for item_op, item in arg:
+                if item_op is not _re_constants.LITERAL:
+                    raise ValueError(f"not a set of literals: {item_op}")
+                options.append(chr(item))
+        elif op is _re_constants.SUBPATTERN:
+            options = _spelled(arg[-1])
+        elif op is _re_constants.BRANCH:
+            options = [s for branch in arg[1] for s in _spelled(branch)]
+        elif op in (_re_constants.MAX_REPEAT, _re_constants.MIN_REPEAT) and arg[1] <= 4:
+            low, high, body = arg
+            once = _spelled(body)
+            options, power = [], [""]
+            for count in range(high + 1):
+                if count >= low:
+                    options.extend(power)
+                power = [a + b for a in power for b in once]
+        else:
+            raise ValueError(f"not a finite pattern of literals: {op}")
+        out = [a + b for a in out for b in options]
+    return out
+
+
 def _keyword_rules() -> tuple[Rule, ...]:
     return tuple(
         Rule(f"assignment_{anchor}", "secret", SECRET, "keyword", anchor,
-             rf"{rest}{_ASSIGN}{_VALUE}", high_entropy, 5)
+             rf"{rest}{_ASSIGN}{_VALUE}", high_entropy, 5,
+             tuple(anchor + tail for tail in spellings(rest)))
         for anchor, rest in KEYWORDS
     )  # fmt: skip
 
@@ -362,9 +444,21 @@ class Anchors:
     def __init__(self, rules: tuple[Rule, ...]):
         self.rules = rules
         self.patterns = tuple(compiled(rule.name) for rule in rules)
+        # What is searched for: each rule's anchor, or its spellings (then `owner` maps each
+        # literal back to its rule).
+        self.literals: list[str] = []
+        owner: list[int] = []
+        for index, rule in enumerate(rules):
+            for literal in rule.spellings or (rule.anchor,):
+                self.literals.append(literal)
+                owner.append(index)
+        self._owner = tuple(owner)
+        # Literals of different lengths come back in the order of their ends: sorted by start,
+        # each rule's are in the order `finditer` would reach them.
+        self._sort = any(rule.spellings for rule in rules)
         # The DFA: the fastest of the crate's automata to search (they find the same matches).
         self._automaton = ahocorasick_rs.AhoCorasick(
-            [rule.anchor for rule in rules], implementation=ahocorasick_rs.Implementation.DFA
+            self.literals, implementation=ahocorasick_rs.Implementation.DFA
         )
 
     def matches(self, haystack: str) -> list[tuple[Rule, re.Match[str]]]:
@@ -372,7 +466,12 @@ class Anchors:
         not overlapping one another), in the order of their anchors."""
         out = []
         resume: dict[int, int] = {}  # rule index -> end of its last match
-        for index, start, _ in self._automaton.find_matches_as_indexes(haystack, overlapping=True):
+        hits = self._automaton.find_matches_as_indexes(haystack, overlapping=True)
+        if self._sort and len(hits) > 1:
+            hits.sort(key=_start)
+        owner = self._owner
+        for literal, start, _ in hits:
+            index = owner[literal]
             if start < resume.get(index, 0):
                 continue
             match = self.patterns[index].match(haystack, start)
@@ -380,6 +479,10 @@ class Anchors:
                 resume[index] = max(match.end(), start + 1)
                 out.append((self.rules[index], match))
         return out
+
+
+def _start(hit: tuple[int, int, int]) -> int:
+    return hit[1]
 
 
 @lru_cache(maxsize=4)

@@ -421,3 +421,30 @@ def test_validators_answer_as_their_plain_forms(seed):
             and _plain_classes(value) >= 2
             and _plain_entropy(value) >= 3.0
         )
+
+
+@pytest.mark.parametrize(
+    "extra", [None, {"patterns": ["(?i)acme|corp", "(?i)(?:internal)", "abc"]}]
+)
+def test_allowlist_words_excuse_what_their_patterns_excuse(extra):
+    # The case-insensitive word patterns are looked up with `in` on ASCII values; every other
+    # value, and every other pattern, goes through `re` as before.
+    from apps.moderation.scanning.allowlist import Allowlist
+
+    allowlist = Allowlist.build(extra)
+    assert "example" in allowlist._words and "sample" in allowlist._words
+    rng = random.Random(3)
+    pieces = ["example", "DuMmy", "PlaceHolder", "REDACTED", "fake", "sAmple", "xxxxx", "your_",
+              "my-", "$TOKEN", "${X}", "$(cat", "<x>", "{{", "***", "ſample", "KELVIN", "ACME",
+              "Internal", "abc", "ß", "é"]  # fmt: skip
+    alphabet = string.ascii_letters + string.digits + "é$*{<>_-"
+    allowed = 0
+    for _ in range(5000):
+        value = "".join(
+            rng.choice(pieces) if rng.random() < 0.3 else "".join(rng.choices(alphabet, k=6))
+            for _ in range(rng.randint(1, 4))
+        )
+        plain = allowlist.allows_value(value) or any(p.search(value) for p in allowlist.patterns)
+        assert allowlist.allows_secret(value) == plain, value
+        allowed += plain
+    assert 1000 < allowed < 4500

@@ -3,15 +3,13 @@ and text from the same selectors and redaction the public pages use (never raw e
 
 from __future__ import annotations
 
-import hashlib
-
-import orjson
 from django.db.models import QuerySet
 
 from apps.learn.models import Example, ExampleState
 from apps.trajectories import selectors as trajectory_selectors
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import EventView
+from apps.trajectories.selectors.redactions import map_digest
 
 
 def trajectories_to_synthesize(
@@ -36,7 +34,9 @@ def public_events(trajectory: Trajectory) -> list[EventView]:
 
 
 def redactions_hash(redactions: dict | None) -> str:
-    return hashlib.sha256(orjson.dumps(redactions or {}, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    """The digest a window records of the redactions it was cut with; the trajectory's
+    redaction index keeps the current one (apps.trajectories.selectors.redactions)."""
+    return map_digest(redactions)
 
 
 def examples_public() -> QuerySet[Example]:

@@ -12,6 +12,7 @@ from apps.learn.models import Example, Window
 from apps.learn.retrieval import index
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete
+from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
 from tests.learn.factories import make_example, make_session
 
 pytestmark = pytest.mark.django_db
@@ -176,6 +177,33 @@ def test_new_redactions_take_the_example_out_and_derived_delete_removes_it(corpu
     assert services.derived_delete(trajectory_ids=[login.pk, corpus["pages"].pk]) == 1
     assert not Window.objects.filter(trajectory=login).exists()
     assert Window.objects.filter(trajectory=corpus["pages"]).exists()
+
+
+def test_an_indexed_source_is_checked_by_its_index_digest_not_its_whole_map(corpus):
+    """Where the source's redaction index is current, the hit check compares the window's
+    digest with the index's "map" digest (a 300,000-redaction source costs no 12 MB read per
+    request); when the map changes, the trigger clears the index and the whole map decides."""
+    login, example = corpus["login"], corpus["examples"]["login"]
+
+    def served() -> bool:
+        body = {"instruction": "fix the login test", "k": 20}
+        return example.pk in [e["id"] for e in post(APIClient(), body).json()["examples"]]
+
+    assert trajectory_redaction_index_refresh(trajectory_id=login.pk)
+    login.refresh_from_db()
+    assert login.indexed_at is not None and login.redaction_index["map"]
+    assert served()
+    # The index is what is read: a digest that no longer matches takes the example out.
+    index_value = {**login.redaction_index, "map": "0" * 64}
+    Trajectory.objects.filter(pk=login.pk).update(redaction_index=index_value)
+    assert not served()
+    Trajectory.objects.filter(pk=login.pk).update(indexed_at=None)
+    assert trajectory_redaction_index_refresh(trajectory_id=login.pk) and served()
+    # Redacted again: the trigger clears the index, the whole map no longer matches the cut.
+    Trajectory.objects.filter(pk=login.pk).update(redactions={"csrf": "<SECRET_1>"})
+    login.refresh_from_db()
+    assert login.indexed_at is None
+    assert not served()
 
 
 def test_leaving_public_deletes_derived_rows(corpus):

@@ -31,6 +31,13 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
+def map_digest(redactions: Any) -> str:
+    """sha256 of the whole map as stored (sorted keys): what a derived row records of the
+    redactions it was cut with (Learn-by-interact's windows), kept in the index as "map" so a
+    reader compares it without reading the map."""
+    return hashlib.sha256(orjson.dumps(redactions or {}, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
 def text_digest(text: str | None) -> str:
     return _digest((text or "").encode("utf-8", "surrogatepass"))
 

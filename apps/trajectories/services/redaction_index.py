@@ -10,7 +10,8 @@ the map or of the content, this service derives from it:
   placeholders (the same numbering: they are the map's own entries);
 - `Event.redacted_text`: the event's text with the map applied (what find matches);
 - `Trajectory.redaction_index`: {"own": the same for the title, feedback, agent, model, version
-  and metadata; "count": the number of redactions; digests of what "own" was gathered from}.
+  and metadata; "count": the number of redactions; digests of what "own" was gathered from; "map": the whole
+  map's digest, which retrieval compares with the one its examples were cut with}.
 
 Why the restriction gives exactly the text the full map gives: the map is applied
 leftmost-longest (redaction.Matcher). At each position the full map replaces the longest
@@ -55,6 +56,7 @@ from apps.trajectories.rendering.text import clean_terminal
 from apps.trajectories.selectors.redactions import (
     OWN_STRINGS,
     event_digest,
+    map_digest,
     metadata_digest,
     strings_digest,
 )
@@ -234,6 +236,7 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
             "count": len(stored),
             "strings": strings_digest(trajectory),
             "metadata": metadata_digest(trajectory.metadata),
+            "map": map_digest(trajectory.redactions),
         },
         indexed_at=timezone.now(),
     )

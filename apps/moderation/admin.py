@@ -81,7 +81,7 @@ class DecisionForm(helpers.ActionForm):
         required=False, label="Also redact (one value per line)", widget=forms.Textarea
     )
     drop_flagged = forms.BooleanField(
-        required=False, label="Also drop the images the scan flagged (redact and approve)"
+        required=False, label="Also drop the images the scan flagged (approve, redact and approve)"
     )
 
 
@@ -177,9 +177,46 @@ class DecisionActions:
     def has_moderate_permission(self, request) -> bool:
         return request.user.is_active and request.user.is_moderator
 
-    @admin.action(description="Approve selected trajectories", permissions=["moderate"])
+    @admin.action(
+        description="Approve selected trajectories (dropping the flagged images, if ticked)",
+        permissions=["moderate"],
+    )
     def approve(self, request, queryset) -> None:
+        if request.POST.get("drop_flagged"):
+            flagged = flagged_images([row.pk for row in queryset])
+            _act(
+                self,
+                request,
+                queryset.filter(pk__in=flagged),
+                _redact_approve_row,
+                "approved with their flagged images dropped",
+                values=[],
+                drop_flagged=True,
+            )
+            queryset = queryset.exclude(pk__in=flagged)
+        else:
+            queryset = self._without_flagged_images(request, queryset)
         _act(self, request, queryset, trajectory_approve, "approved")
+
+    def _without_flagged_images(self, request, queryset):
+        """The rows whose images showed no finding. Approving the others would publish an image
+        whose OCR found a secret: such a row waits for the box to be ticked or for a decision on
+        its own page, where each image is shown; each one skipped is named."""
+        flagged = flagged_images([row.pk for row in queryset])
+        for row in queryset.filter(pk__in=flagged):
+            self.message_user(
+                request,
+                format_html(
+                    "Skipped {}: {} of its images showed a finding and would be published;"
+                    ' tick "Also drop the images the scan flagged", or decide on <a href="{}">'
+                    "its page</a>, where each image is shown.",
+                    row.share_id[:12],
+                    len(flagged[row.pk]),
+                    reverse("admin:moderation_queueitem_change", args=[row.pk]),
+                ),
+                messages.WARNING,
+            )
+        return queryset.exclude(pk__in=flagged)
 
     @admin.action(description="Reject selected (give a reason)", permissions=["moderate"])
     def reject(self, request, queryset) -> None:
@@ -198,23 +235,7 @@ class DecisionActions:
         values = (request.POST.get("redact") or "").splitlines()
         drop_flagged = bool(request.POST.get("drop_flagged"))
         if not drop_flagged:
-            # Approving would publish an image whose OCR found a secret: such a row waits for
-            # the box to be ticked or for a decision on its own page, where each image is shown.
-            flagged = flagged_images([row.pk for row in queryset])
-            for row in queryset.filter(pk__in=flagged):
-                self.message_user(
-                    request,
-                    format_html(
-                        "Skipped {}: {} of its images showed a finding and would be published;"
-                        ' tick "Also drop the images the scan flagged", or decide on <a href="{}">'
-                        "its page</a>, where each image is shown.",
-                        row.share_id[:12],
-                        len(flagged[row.pk]),
-                        reverse("admin:moderation_queueitem_change", args=[row.pk]),
-                    ),
-                    messages.WARNING,
-                )
-            queryset = queryset.exclude(pk__in=flagged)
+            queryset = self._without_flagged_images(request, queryset)
         _act(
             self,
             request,

@@ -495,3 +495,28 @@ def test_bulk_redact_and_approve_skips_a_flagged_image_unless_told_to_drop_it(ad
     assert Image.objects.get(pk=image.pk).dropped_at is not None
     entry = AuditEntry.objects.get(share_id=with_image.share_id, action="redacted_approved")
     assert entry.details["dropped_images"] == 1
+
+
+def test_bulk_approve_skips_a_flagged_image_unless_told_to_drop_it(admin_mod):
+    """Plain "Approve" in bulk would publish a screenshot whose OCR found a key, unseen by the
+    moderator: such a row is skipped and named, unless the box drops its flagged images."""
+    from django.urls import reverse
+
+    from tests.moderation.conftest import bulk
+
+    queue = reverse("admin:moderation_queueitem_changelist")
+    with_image, image = _held_with_flagged_image()
+    plain = make_trajectory(events=["nothing to see"], review_state="held")
+    client = Client()
+    client.force_login(admin_mod)
+
+    shown = bulk(client, queue, "approve", [with_image, plain], follow=True).content.decode()
+    assert Trajectory.objects.get(pk=plain.pk).review_state == "approved"
+    assert Trajectory.objects.get(pk=with_image.pk).review_state == "held"
+    assert Image.objects.get(pk=image.pk).dropped_at is None
+    assert f"Skipped {with_image.share_id[:12]}: 1 of its images showed a finding" in shown
+
+    shown = bulk(client, queue, "approve", [with_image], drop_flagged="on", follow=True)
+    with_image.refresh_from_db()
+    assert with_image.review_state == "approved" and with_image.dropped_images == [image.sha256]
+    assert "1 trajectories approved with their flagged images dropped" in shown.content.decode()

@@ -4,6 +4,8 @@ tests/moderation/test_derived_text.py covers what surfaces show)."""
 from __future__ import annotations
 
 import base64
+import random
+import string
 import urllib.parse
 
 import pytest
@@ -120,3 +122,19 @@ def test_engine_keeps_to_one_compiled_database_per_process():
     from apps.moderation.scanning import library
 
     assert library.engine() is library.engine()
+
+
+def test_a_base64_secret_is_found_whatever_its_neighbours_hold():
+    """The scan batches an event's strings into one text. A string full of Base64 that decodes
+    to text (5,000 runs) must not use up the decoding of a later string's encoded key: each
+    string's findings are its own, as if it were scanned alone."""
+    # A shape only the hand rules know (the library decodes Base64 on its own).
+    key = "".join(random.Random(3).choices(string.ascii_letters + string.digits, k=32))
+    filler = " ".join(
+        base64.b64encode(f"harmless line number {n:05d}".encode()).decode() for n in range(5000)
+    )
+    encoded = base64.b64encode(f"ENCRYPTION_KEY={key}".encode()).decode()
+    alone = Scanner().scan_many([f"echo {encoded} | base64 -d"])
+    batched = Scanner().scan_many([filler, f"echo {encoded} | base64 -d"])
+    assert alone, "the encoded key alone is found"
+    assert [(1, d.text) for _, d in alone] == [(i, d.text) for i, d in batched if i == 1]

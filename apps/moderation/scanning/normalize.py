@@ -49,7 +49,7 @@ _WIDTHS = frozenset({40, 72, 80, 100, 120, 132, 160, 200, 240})
 # Base64.
 _MAX_RUN = 8192
 _URLSAFE = frozenset("_-")
-_MAX_DECODED = 4096  # Base64 runs decoded per text: bounds the work on a text full of them
+_MAX_DECODED = 4096  # Base64 runs decoded per string: bounds the work on a text full of them
 MARGIN = 256  # characters of context kept around a transformed part (the `KEY=` before a value)
 
 
@@ -204,7 +204,15 @@ def base64_decoded(text: str, runs: list[tuple[int, int]] | None = None) -> View
     `runs`: `rules.alphabet_runs(text)` when the caller has it already (the bare AWS key pass
     reads the same runs)."""
     replacements = []
+    # The bound counts per string of a batch (strings are joined with NUL, which no run holds):
+    # a string full of Base64 must not use up the decoding of the strings after it, so each
+    # string's findings are those it has when scanned alone.
+    decoded_here, string_end = 0, text.find("\0")
     for start, end in alphabet_runs(text) if runs is None else runs:
+        if 0 <= string_end < start:  # a later string: its own count (no run holds NUL)
+            decoded_here, string_end = 0, text.find("\0", start)
+        if decoded_here >= _MAX_DECODED:
+            continue
         if end - start > _MAX_RUN or (start and text[start - 1] in _URLSAFE):
             continue
         if end < len(text) and text[end] in _URLSAFE:
@@ -216,6 +224,5 @@ def base64_decoded(text: str, runs: list[tuple[int, int]] | None = None) -> View
             continue
         if len(decoded) >= 12 and _printable(decoded):
             replacements.append((start, end, decoded.replace("\x00", " ")))
-            if len(replacements) >= _MAX_DECODED:
-                break
+            decoded_here += 1
     return _build(text, replacements, 0)

@@ -14,6 +14,13 @@ from tests.browser.conftest import SCREENSHOTS
 from tests.moderation import samples as s
 from tests.moderation.conftest import make_trajectory
 
+# An image's decoded width once it has loaded: screenshots load lazily, so right after a
+# scroll the bytes may still be on their way (naturalWidth 0 until then).
+LOADED_WIDTH = """img => img.complete ? img.naturalWidth : new Promise(resolve => {
+  img.addEventListener('load', () => resolve(img.naturalWidth));
+  img.addEventListener('error', () => resolve(0));
+})"""
+
 
 def assert_quiet(browser_page) -> None:
     assert browser_page.dialogs == []
@@ -122,7 +129,8 @@ def test_a_dropped_screenshot_shows_a_placeholder_in_the_viewer(browser_page, br
         page.goto(browser_page.base_url + trajectory.get_absolute_url())
         shown = page.locator(f'img[src*="{image.sha256}"]')
         shown.scroll_into_view_if_needed()
-        assert shown.is_visible() and shown.evaluate("img => img.naturalWidth") > 0
+        assert shown.is_visible()
+        assert shown.evaluate(LOADED_WIDTH) > 0
         assert "only you and moderators see it" in page.locator(".shot-dropped").inner_text()
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(
@@ -166,7 +174,7 @@ def test_a_moderator_drops_an_image_on_the_items_page(browser_page, browser_logi
     assert ticked.is_checked()
     assert not browser_page.page.get_by_label(f"Drop image {clean.sha256[:12]}…").is_checked()
     thumbnail = browser_page.page.locator(f'img[src$="{dirty.sha256}"]')
-    assert thumbnail.evaluate("img => img.naturalWidth") > 0  # moderators see the original
+    assert thumbnail.evaluate(LOADED_WIDTH) > 0  # moderators see the original
     assert "found: github_token" in browser_page.page.locator("table.review-images").inner_text()
     assert f"text read (OCR) in image {dirty.sha256[:12]}" in browser_page.page.inner_text("body")
     browser_page.screenshot("moderation-item-images", full_page=True)

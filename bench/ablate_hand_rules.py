@@ -38,7 +38,7 @@ def disable(names: set[str]) -> None:
     """Scan without the named hand rules (`aws_bare`: the bare AWS secret key pass)."""
     for family, rules in ORIGINAL.items():
         hand.FAMILY[family] = tuple(rule for rule in rules if rule.name not in names)
-    hand.anchors.cache_clear()
+    hand.candidates.cache_clear()
     hand.compiled_numbers.cache_clear()
     scanners.Scanner._aws_bare = (lambda *_: None) if "aws_bare" in names else _AWS_BARE  # type: ignore[method-assign]
     scanners._default_scanner = None

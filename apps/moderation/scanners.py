@@ -15,6 +15,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import accumulate, compress, count
+from operator import add
 
 import phonenumbers
 
@@ -54,7 +56,7 @@ _SECRET_KEY = re.compile(
 )
 
 # IPv6: anchored on `::` or on three colon-separated hex groups, then widened and parsed.
-_IPV6_HINT = re.compile(r":(?::|[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:)")
+_IPV6_HINT = re.compile(hand.IPV6_HINT)
 _IPV6_CANDIDATE = re.compile(r"[0-9A-Fa-f:]*(?:\.\d{1,3}){0,3}")
 _HEX_COLON = frozenset("0123456789abcdefABCDEF:")
 _EMAIL_LOCAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
@@ -98,9 +100,6 @@ class Scanner:
     def __init__(self, allowlist: Allowlist | None = None, *, cache_dir: str | None = None):
         self.allowlist = allowlist or Allowlist.build()
         self.cache_dir = cache_dir
-        self._literal = hand.FAMILY["literal"]
-        self._keyword = hand.FAMILY["keyword"]
-        self._number = hand.compiled_numbers()
 
     # --- the passes -------------------------------------------------------------------------
 
@@ -113,10 +112,15 @@ class Scanner:
         """
         if len(text) < 6:
             return []
-        term = normalize.terminal(text)
-        base = term.text if term is not None else text
-        runs = hand.alphabet_runs(base)
-        found = self._all(base, personal=True, use_library=True, runs=runs)
+        data = hand.one_byte_copy(text)
+        term = normalize.terminal(text, data)
+        if term is not None:
+            base = term.text
+            data = hand.one_byte_copy(base)
+        else:
+            base = text
+        runs = hand.alphabet_runs(base, data)
+        found = self._all(base, personal=True, use_library=True, runs=runs, data=data)
         for view, personal, use_library in (
             (normalize.url_decoded(base), True, True),
             (normalize.unwrapped(base), False, True),
@@ -143,31 +147,28 @@ class Scanner:
         personal: bool,
         use_library: bool,
         runs: list[tuple[int, int]] | None = None,
+        data: bytes | None = None,
     ) -> _Found:
         found: _Found = []
+        if data is None:
+            data = hand.one_byte_copy(text)
         if use_library:
             allow = self.allowlist
             for detection in library.find(text, self.cache_dir):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
-        for rule, match in hand.anchors("literal").matches(text):
+        matches, ipv6 = hand.candidates().find(text, data)
+        for rule, match in matches["literal"]:
             if personal or rule.category != PERSONAL:
                 self._take(match, rule, "value", text, found)
-        lower = text.lower()
-        if len(lower) == len(text):
-            for rule, match in hand.anchors("keyword").matches(lower):
-                self._take(match, rule, "value", text, found)
-        else:  # a character that grows when lowercased (e.g. "İ") would shift the offsets
-            for rule in self._keyword:
-                for match in hand.compiled(rule.name, True).finditer(text):
-                    self._take(match, rule, "value", text, found)
-        self._aws_bare(text, hand.alphabet_runs(text) if runs is None else runs, found)
+        for rule, match in matches["keyword"]:
+            self._take(match, rule, "value", text, found)
+        self._aws_bare(text, hand.alphabet_runs(text, data) if runs is None else runs, found)
         if personal:
-            for match in self._number.finditer(text):
-                name = match.lastgroup
-                self._take(match, hand.BY_NAME[name], f"{name}__v", text, found)  # type: ignore[index]
-            if _IPV6_HINT.search(text):
-                self._ipv6_scan(text, found)
+            for rule, match in matches["number"]:
+                self._take(match, rule, f"{rule.name}__v", text, found)
+            if ipv6:
+                self._ipv6_scan(text, found, ipv6)
         return found
 
     def _aws_bare(self, text: str, runs: list[tuple[int, int]], out: _Found) -> None:
@@ -200,20 +201,19 @@ class Scanner:
         if memo is None:
             memo = ScanMemo()
         known = memo._found
-        fresh = [text for text in dict.fromkeys(texts) if text not in known]
+        distinct = dict.fromkeys(texts)
+        fresh = [text for text in distinct if text not in known] if known else list(distinct)
         if fresh:
-            per_text: list[list[Detection]] = [[] for _ in fresh]
-            starts: list[int] = []
-            offset = 0
-            for text in fresh:
-                starts.append(offset)
-                offset += len(text) + 1
+            # Where each string starts in the joined text: its own offset plus one NUL per string
+            # before it (prefix sums in C; a Python loop per string cost a tenth of the floor).
+            starts = list(map(add, accumulate(map(len, fresh), initial=0), count()))
+            per_text: dict[int, list[Detection]] = {}
             for detection in self.scan(_SEPARATOR.join(fresh)):
                 index = bisect_right(starts, detection.start) - 1
                 base = starts[index]
                 if detection.end > base + len(fresh[index]):
                     continue
-                per_text[index].append(
+                per_text.setdefault(index, []).append(
                     Detection(
                         detection.kind,
                         detection.text,
@@ -222,15 +222,17 @@ class Scanner:
                         detection.value,
                     )
                 )
-            for text, own in zip(fresh, per_text, strict=True):
-                memo.add(text, tuple(own))
+            memo.add_many(fresh, per_text, starts[-1] - len(fresh))
         hits = memo._hits
         if not memo.full:
+            wanted = distinct.keys() & hits.keys()
+            if not wanted:
+                return []
+            # The indexes of the strings with findings, picked in C (most strings have none).
             return [
                 (index, detection)
-                for index, text in enumerate(texts)
-                if text in hits
-                for detection in hits[text]
+                for index in compress(count(), map(wanted.__contains__, texts))
+                for detection in hits[texts[index]]
             ]
         out: list[tuple[int, Detection]] = []
         for index, text in enumerate(texts):
@@ -320,12 +322,16 @@ class Scanner:
                 return
         out.append((matched.priority, Detection(kind, value, start, end)))
 
-    def _ipv6_scan(self, text: str, out: _Found) -> None:
+    def _ipv6_scan(self, text: str, out: _Found, hints: list[int]) -> None:
+        """An IPv6 address around each place `hints` (in order) says one may stand, the hint
+        pattern's matches read left to right as `finditer` would."""
         pos = 0
-        while True:
-            hint = _IPV6_HINT.search(text, pos)
+        for at in hints:
+            if at < pos:
+                continue
+            hint = _IPV6_HINT.match(text, at)
             if hint is None:
-                return
+                continue
             start = hint.start()
             while start > 0 and text[start - 1] in _HEX_COLON:
                 start -= 1
@@ -422,6 +428,18 @@ class ScanMemo:
         self._chars += len(text)
         if found:
             self._hits[text] = found
+
+    def add_many(self, texts: list[str], found: dict[int, list[Detection]], chars: int) -> None:
+        """`texts` (`chars` characters in all) with their findings, `found[i]` those of
+        `texts[i]` (absent: none); one dictionary update when all fit."""
+        if self._chars + chars > self.max_chars:
+            for index, text in enumerate(texts):
+                self.add(text, tuple(found.get(index, ())))
+            return
+        self._found.update(dict.fromkeys(texts, ()))
+        self._chars += chars
+        for index, own in found.items():
+            self._found[texts[index]] = self._hits[texts[index]] = tuple(own)
 
 
 _default_scanner: Scanner | None = None

@@ -1,7 +1,7 @@
 """The scanning engine's shortcuts give exactly what the straightforward forms give.
 
 Speed work replaced a few plain constructs by cheaper ones (bench/bench_scan.py): one
-Aho-Corasick pass over every rule's anchor instead of an alternation of the rules, Base64-alphabet
+Vectorscan pass over every rule's core instead of a pass per rule, Base64-alphabet
 runs found on a one-byte-per-character copy instead of a character-class pattern, a byte table
 instead of a control-character search, and the library reading a long text in pieces. Each is
 checked here against the form it replaced, on text made to hit its edges.
@@ -65,6 +65,18 @@ def noisy_text(seed: int, size: int = 6000) -> str:
         "key-",
         "glc_",
         "live_",
+        # What `re` reads as a space, a digit or a letter and the cores read as `?`.
+        "\u00a0",
+        "\u3000",
+        "\u0661\u0662",
+        "\uff11",
+        "\u212a",
+        "://user:p\u00e4ss@",
+        "+44 ",
+        "(415) 555-",
+        "8.8.",
+        "fe80::",
+        "2001:db8:",
     ]
     out = []
     while sum(map(len, out)) < size:
@@ -78,18 +90,75 @@ def noisy_text(seed: int, size: int = 6000) -> str:
     return "".join(out)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_anchor_pass_finds_what_a_pass_per_rule_finds(seed):
+def per_rule(text: str) -> tuple[dict[str, list], list[int]]:
+    """What a pass per rule finds: each literal rule's `finditer`, each keyword rule's
+    case-insensitive `finditer`, the number alternation's `finditer`; and the IPv6 hints."""
+    found: dict[str, list] = {"literal": [], "keyword": [], "number": []}
+    for family in ("literal", "keyword"):
+        for rule in hand.FAMILY[family]:
+            flags = re.IGNORECASE if family == "keyword" else 0
+            found[family] += [(rule.name, m.span()) for m in re.finditer(rule.source, text, flags)]
+    for match in hand.compiled_numbers().finditer(text):
+        found["number"].append((match.lastgroup, match.span()))
+    hints = [m.start() for m in re.finditer(hand.IPV6_HINT, text)]
+    return {family: sorted(spans) for family, spans in found.items()}, hints
+
+
+def candidate_pass(text: str) -> tuple[dict[str, list], list[int]]:
+    matches, hints = hand.candidates().find(text, hand.one_byte_copy(text))
+    found = {
+        family: sorted((rule.name, match.span()) for rule, match in pairs)
+        for family, pairs in matches.items()
+    }
+    return found, hints
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_candidate_pass_finds_what_a_pass_per_rule_finds(seed):
     text = noisy_text(seed)
-    for family, haystack in (("literal", text), ("keyword", text.lower())):
-        anchors = hand.anchors(family)
-        got = sorted((rule.name, match.span()) for rule, match in anchors.matches(haystack))
-        expected = sorted(
-            (rule.name, match.span())
-            for rule in hand.FAMILY[family]
-            for match in re.compile(rule.source).finditer(haystack)
-        )
-        assert got == expected
+    expected, hints = per_rule(text)
+    got, got_hints = candidate_pass(text)
+    assert got == expected
+    assert set(hints) <= set(got_hints)  # every place the hint's `finditer` reaches is offered
+    assert sum(map(len, got.values())) > 5
+
+
+def test_candidate_pass_finds_what_a_pass_per_rule_finds_on_real_text(fixtures_dir):
+    texts = []
+    for path in sorted((fixtures_dir / "real").glob("*.json*")):
+        texts.append(path.read_text(encoding="utf-8"))
+    text = "\x00".join(texts)
+    expected, hints = per_rule(text)
+    assert candidate_pass(text)[0] == expected
+    assert set(hints) <= set(candidate_pass(text)[1])
+    assert len(expected["literal"]) > 50 and expected["number"]
+
+
+def test_each_core_matches_where_its_rule_matches():
+    """The cores alone (no other rule's core beside it) offer every start of their rule's matches,
+    on samples of every rule, with non-ASCII spaces and digits where `re` takes them."""
+    # fmt: off
+    samples = [
+        "password =\u00a0Xk9mQ2vL7pR4", "API_KEY: '\u0661\u0662Xk9mQ2vL7pR4'",
+        "Authorization: Basic\u3000dXNlcjpwYXNz", "Bearer\u00a0" + s.body(24),
+        "--db-password\u00a0S3cr3t!x", "mysql -u root -p'S3cr3t!x' db", "mariadb -pS3cr3t!x",
+        "+44 20 7946 0958", "+\u0664\u0664 20 7946 0958", "(415) 555-2671", "415.555.2671",
+        "ssh root@203.0.113.9", "1\u0662.3.4.5", "https://user:p\u00e4ss\u00e9@host.io/x",
+        f"sk-ant-api\u0660\u0663-{s.body(40)}", f"key {s.openai_key()} x", "me@mail.example.io",
+        s.private_key_block(), f"AKIA{s.body(16, string.ascii_uppercase)}",
+        f"pscale_tkn_{s.body(40)}\u00e9", f"t1.{s.body(30)}.{s.body(86)}",
+        # Each open-ended tail at its shortest, where a core cut too long would lose the match.
+        f"sk-ant-api03-{s.body(32)}", f"sk-{s.body(20)}", f"sk-proj-{s.body(20)}",
+        f"Bearer {s.body(16)}", "secret=Xk9mQ2vL", "authorization: basic dXNlcjpw",
+        f"eyJrIjoi{s.body(32)}", f"glc_{s.body(32)}", f"AQVN{s.body(35)}", f"pscale_pw_{s.body(32)}",
+        "https://u:pw1@h", "--pass=pw1x",
+    ]
+    # fmt: on
+    for text in samples:
+        expected, _ = per_rule(text)
+        got, _ = candidate_pass(text)
+        assert got == expected, text
+    assert all(rule.core for rule in hand.RULES)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -335,35 +404,6 @@ def test_percent_escapes_are_the_runs_the_group_pattern_found():
     ]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_anchor_automaton_finds_what_the_default_automaton_finds(seed):
-    import ahocorasick_rs
-
-    text = noisy_text(seed, 20000)
-    for family, haystack in (("literal", text), ("keyword", text.lower())):
-        default = ahocorasick_rs.AhoCorasick(hand.anchors(family).literals)
-        assert hand.anchors(family)._automaton.find_matches_as_indexes(
-            haystack, overlapping=True
-        ) == default.find_matches_as_indexes(haystack, overlapping=True)
-
-
-def test_keyword_spellings_are_the_strings_the_keyword_pattern_matches():
-    # The keyword rules' matches are tried only where one of these stands (`Anchors`); a
-    # spelling left out would be a keyword never flagged.
-    for anchor, rest in hand.KEYWORDS:
-        spelled = hand.spellings(rest)
-        assert spelled and all(re.fullmatch(rest, tail) for tail in spelled), anchor
-        near = {tail[:-1] for tail in spelled} | {tail + "s" for tail in spelled}
-        assert not [tail for tail in near - set(spelled) if re.fullmatch(rest, tail)], anchor
-    assert hand.spellings(r"[_-]?(?:key|token)") == (
-        "-key", "-token", "_key", "_token", "key", "token",
-    )  # fmt: skip
-    assert hand.spellings(r"(?:ryption|rypt)?[_-]?key") == (
-        "-key", "_key", "key", "rypt-key", "rypt_key", "ryption-key", "ryption_key",
-        "ryptionkey", "ryptkey",
-    )  # fmt: skip
-
-
 def _plain_entropy(value: str) -> float:
     from collections import Counter
     from math import log2
@@ -448,3 +488,4 @@ def test_allowlist_words_excuse_what_their_patterns_excuse(extra):
         assert allowlist.allows_secret(value) == plain, value
         allowed += plain
     assert 1000 < allowed < 4500
+

@@ -18,7 +18,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from apps.moderation.scanning.rules import alphabet_runs
+from apps.moderation.scanning.rules import alphabet_runs, one_byte_copy
 
 # The same sequences the trajectory page removes from terminal output (rendering/text.py).
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -136,9 +136,12 @@ def _build(text: str, replacements: list[tuple[int, int, str]], margin: int | No
     return view
 
 
-def terminal(text: str) -> View | None:
-    """The text without colour codes and control characters, as the page shows terminal output."""
-    marks = text.encode("ascii", "replace").translate(_CONTROL_TABLE)
+def terminal(text: str, data: bytes | None = None) -> View | None:
+    """The text without colour codes and control characters, as the page shows terminal output.
+    `data`: the text with one byte per character (`rules.one_byte_copy`), if at hand."""
+    if data is None:
+        data = one_byte_copy(text)
+    marks = data.translate(_CONTROL_TABLE)
     at = marks.find(1)
     if at < 0:
         return None

@@ -154,7 +154,8 @@ class Scanner:
             data = hand.one_byte_copy(text)
         if use_library:
             allow = self.allowlist
-            for detection in library.find(text, self.cache_dir):
+            ascii_bytes = data if text.isascii() else None
+            for detection in library.find(text, self.cache_dir, ascii_bytes):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
         matches, ipv6 = hand.candidates().find(text, data)

@@ -196,14 +196,18 @@ def test_long_text_is_read_in_pieces_without_losing_or_doubling_a_finding(monkey
             lines.append(f"export GITHUB_TOKEN={s.github_token()}")
         if rng.random() < 0.1:
             lines.append(s.private_key_block())
-    for separator in ("\n", "\x00"):
+    for separator in ("\n", "\x00", "\u00e9\n"):
         text = separator.join(lines)
         assert len(library._pieces(text)) > 3
         pieced = [(d.kind, d.start, d.end) for d in library.find(text)]
+        # An ASCII text's view is made once and cut (the same pieces, the same findings).
+        ascii_bytes = text.encode() if text.isascii() else None
+        cut_view = [(d.kind, d.start, d.end) for d in library.find(text, None, ascii_bytes)]
         monkeypatch.setattr(library, "CHUNK", len(text))
+        monkeypatch.setattr(library, "STRINGS_CHUNK", len(text))
         whole = [(d.kind, d.start, d.end) for d in library.find(text)]
         monkeypatch.undo()
-        assert pieced == whole
+        assert pieced == whole == cut_view
         assert len(whole) >= 10
 
 
@@ -489,3 +493,31 @@ def test_allowlist_words_excuse_what_their_patterns_excuse(extra):
         allowed += plain
     assert 1000 < allowed < 4500
 
+
+def test_the_rules_that_report_only_in_files_of_their_own_paths_are_the_ones_turned_off(tmp_path):
+    """Trajectory text has no path, so a bundled rule restricted to one (`\\.tf$`) never reports
+    on it; `path_only_rules.yml` replaces each such rule by one that matches nothing (they cost
+    the library time wherever their patterns match). The file must name exactly the installed
+    library's path-restricted rules."""
+    import kingfisher_sdk
+    import yaml
+
+    listed = {rule["id"] for rule in yaml.safe_load(library.PATH_ONLY_RULES.read_text())["rules"]}
+    bundled = kingfisher_sdk.Rules(cache_dir=str(tmp_path))
+    path_only = {
+        rule["id"]
+        for rule in bundled.metadata()
+        if bundled.detail(rule["id"])["path"] not in (None, "None", "")
+    }
+    assert listed == path_only
+    # The engine's rules are the library's, each of those replaced by one that matches nothing.
+    ours = library.engine().rules
+    assert sorted(r["id"] for r in ours.metadata()) == sorted(r["id"] for r in bundled.metadata())
+    assert all("only: off" in ours.detail(rule_id)["name"] for rule_id in listed)
+    # The Terraform rule reports this line in a `.tf` file and nowhere else; the text of a
+    # trajectory has no path, and the library scanned it for nothing.
+    line = f'resource "db" {{ password = "{s.body(16).lower()}" }}\n'.encode()
+    library_alone = kingfisher_sdk.Scanner(bundled)
+    in_tf_file = library_alone.scan_input(kingfisher_sdk.ScanInput("main.tf", line))
+    assert [f.rule_id for f in in_tf_file] == ["betterleaks.hashicorp-tf-password"]
+    assert library_alone.scan(line) == [] and library.engine().scan(line) == []

@@ -72,6 +72,15 @@ def kind_for(rule_id: str) -> str:
     return kind[:MAX_KIND] or "secret"
 
 
+@lru_cache(maxsize=2048)
+def _kind(rule_id: str) -> str:
+    return kind_for(rule_id)
+
+
+# Rules that report only in files of a path of their own, replaced by rules that match nothing
+# (the file says why).
+PATH_ONLY_RULES = Path(__file__).with_name("path_only_rules.yml")
+
 _lock = threading.Lock()
 _engines: dict[str | None, kingfisher_sdk.Scanner] = {}
 
@@ -90,10 +99,11 @@ def engine(cache_dir: str | None = None) -> kingfisher_sdk.Scanner:
         with _lock:
             scanner = _engines.get(cache_dir)
             if scanner is None:
+                overrides = [PATH_ONLY_RULES]
                 if cache_dir:
-                    rules = kingfisher_sdk.Rules(cache_dir=_private_dir(cache_dir))
+                    rules = kingfisher_sdk.Rules(overrides, cache_dir=_private_dir(cache_dir))
                 else:
-                    rules = kingfisher_sdk.Rules()  # the user's cache directory
+                    rules = kingfisher_sdk.Rules(overrides)  # the user's cache directory
                 scanner = kingfisher_sdk.Scanner(rules)
                 _engines[cache_dir] = scanner
     return scanner
@@ -128,40 +138,53 @@ _SENTENCE_ENDS = tuple(
 )
 
 
-def _library_view(text: str) -> bytes:
-    view = text.encode("utf-8", "surrogatepass").translate(_DELIMITERS)
+def _library_view(text: str, encoded: bytes | None = None) -> bytes:
+    """`encoded`: `text` in UTF-8, if at hand."""
+    if encoded is None:
+        encoded = text.encode("utf-8", "surrogatepass")
+    view = encoded.translate(_DELIMITERS)
     for end, mark in _SENTENCE_ENDS:
         if mark in view:  # one `memchr`; most texts have no `!` or `?`
             view = end.sub(b" ", view)
+    return _closed(view)
+
+
+def _closed(view: bytes) -> bytes:
+    # The text's last character ends a sentence too.
     if view.endswith((b".", b"!", b"?")):
         view = view[:-1] + b" "
     return view
 
 
 # The library's cost per input grows with the input's length for every rule whose prefilter
-# fired anywhere in it (a rule's full pattern then reads the whole input), so a long text is
-# scanned in pieces of about CHUNK characters: the strings of a batch are cut at the NUL between
-# them (nothing matches across it), one long string at a line break, with CONTEXT characters of
-# the text before the cut read again (a keyword on one line and its value on the next, a private
-# key of a few lines). Measured on the bench corpus: 2,000-string batches (90 KB) scanned whole
-# ran at 0.6 of the speed of 16 KB pieces, a whole 1 MB text at 0.25.
+# fired anywhere in it (a rule's full pattern then reads the whole input), and each call costs
+# about 5 microseconds, so a long text is scanned in pieces: the strings of a batch are cut at
+# the NUL between them (nothing matches across it) into pieces of at least STRINGS_CHUNK
+# characters, one long string at a line break into pieces of about CHUNK, with CONTEXT characters
+# of the text before the cut read again (a keyword on one line and its value on the next, a
+# private key of a few lines). Measured on the bench corpus: 2,000-string batches (90 KB) scanned
+# whole ran at 0.6 of the speed of 16 KB pieces, 4 KB pieces of strings at 1.2 of it; a whole
+# 1 MB text at 0.25, and smaller pieces of one text lose to their overlaps.
+STRINGS_CHUNK = 4 * 1024
 CHUNK = 16 * 1024
 CONTEXT = 4 * 1024
 
 
 def _pieces(text: str) -> list[tuple[int, int]]:
     """(start, end) spans covering `text` whose findings together are the whole text's."""
-    if len(text) <= 2 * CHUNK:
+    if len(text) <= 2 * STRINGS_CHUNK:
         return [(0, len(text))]
     spans = []
     start = 0
     length = len(text)
-    while length - start > 2 * CHUNK:
-        cut = text.find("\x00", start + CHUNK, start + 2 * CHUNK)
+    while length - start > 2 * STRINGS_CHUNK:
+        cut = text.find("\x00", start + STRINGS_CHUNK, start + 2 * CHUNK)
         if cut >= 0:
             spans.append((start, cut))
             start = cut + 1
             continue
+        if length - start <= 2 * CHUNK:
+            break
         cut = text.find("\n", start + CHUNK, start + 2 * CHUNK)
         if cut < 0:
             cut = start + CHUNK  # one line longer than CHUNK: the overlap covers the cut
@@ -171,16 +194,29 @@ def _pieces(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def find(text: str, cache_dir: str | None = None) -> list[Detection]:
+def find(
+    text: str, cache_dir: str | None = None, ascii_bytes: bytes | None = None
+) -> list[Detection]:
     """Every match of the library's rules (component helpers too: an AWS secret key found as the
-    partner of its key id is a secret all the same), as character offsets into `text`."""
+    partner of its key id is a secret all the same), as character offsets into `text`.
+
+    `ascii_bytes`: `text` encoded, when it is ASCII (one byte per character)."""
     spans = _pieces(text)
     if len(spans) == 1:
-        return _find(text, cache_dir)
+        return _find(text, cache_dir, ascii_bytes)
+    # An ASCII text's view is made once and cut where the text is: each piece's is the same
+    # bytes (the sentence-end marks look only one character ahead, and a piece's last character
+    # ends a sentence as the text's does).
+    view = _library_view(text, ascii_bytes) if ascii_bytes is not None else None
     out: list[Detection] = []
     seen: set[tuple[int, int, str]] = set()
     for low, high in spans:
-        for found in _find(text[low:high], cache_dir):
+        piece = text[low:high]
+        if view is not None:
+            found_here = _find(piece, cache_dir, view=_closed(view[low:high]))
+        else:
+            found_here = _find(piece, cache_dir)
+        for found in found_here:
             key = (found.start + low, found.end + low, found.kind)
             if key in seen:  # found again in the overlap of two pieces
                 continue
@@ -192,8 +228,10 @@ def find(text: str, cache_dir: str | None = None) -> list[Detection]:
     return out
 
 
-def _find(text: str, cache_dir: str | None) -> list[Detection]:
-    data = _library_view(text)
+def _find(
+    text: str, cache_dir: str | None, ascii_bytes: bytes | None = None, view: bytes | None = None
+) -> list[Detection]:
+    data = view if view is not None else _library_view(text, ascii_bytes)
     findings = engine(cache_dir).scan(data)
     if not findings:
         return []
@@ -231,7 +269,7 @@ def _find(text: str, cache_dir: str | None) -> list[Detection]:
             if inner >= 0:
                 start, end = start + inner, start + inner + len(secret)
                 shown = secret
-        out.append(Detection(kind_for(finding.rule_id), shown, start, end, value))
+        out.append(Detection(_kind(finding.rule_id), shown, start, end, value))
     if crossing:
         out = _read_alone(text, out, crossing, cache_dir)
     return out

@@ -122,8 +122,8 @@ class Allowlist:
         if self.allows_value(value):
             return True
         if self._words and value.isascii():
-            lowered = value.lower()
-            return any(word in lowered for word in self._words) or any(
+            # `map` runs the word tests in C (a generator's frame cost more than the tests).
+            return any(map(value.lower().__contains__, self._words)) or any(
                 p.search(value) for p in self._other_patterns
             )
         return any(p.search(value) for p in self.patterns)

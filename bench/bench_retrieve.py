@@ -141,8 +141,8 @@ def setup_django() -> None:
 def load(count: int, rng: random.Random) -> None:
     """`count` kept examples (10 per public trajectory), unless exactly that many are there."""
     from apps.learn.models import Example, Window
-    from apps.learn.selectors import redactions_hash
     from apps.trajectories.models import Trajectory
+    from apps.trajectories.selectors.redactions import map_digest
 
     if Example.objects.filter(state="kept").count() == count:
         _analyze()
@@ -151,7 +151,7 @@ def load(count: int, rng: random.Random) -> None:
     Window.objects.all().delete()
     Trajectory.objects.all().delete()
     per = 10
-    digest = redactions_hash({})
+    digest = map_digest({})
     trajectories = Trajectory.objects.bulk_create(
         [
             Trajectory(

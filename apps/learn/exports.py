@@ -29,12 +29,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from apps.learn.models import Example
-from apps.learn.selectors import examples_public, redactions_hash
+from apps.learn.selectors import examples_public
 from apps.trajectories import selectors as trajectory_selectors
 from apps.trajectories.exporters import to_openai, to_sharegpt
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import Redact, identity
+from apps.trajectories.selectors.redactions import map_digest
 
 if TYPE_CHECKING:
     from apps.datasets.models import Release
@@ -195,7 +196,7 @@ def rows() -> Iterator[Row]:
         for example in batch:
             window = example.window
             trajectory = example.trajectory
-            if window.redactions_hash != redactions_hash(trajectory.redactions):
+            if window.redactions_hash != map_digest(trajectory.redactions):
                 continue  # redacted again since the window was cut (the receiver drops it)
             meta = {"metadata": trajectory.metadata, "source_format": trajectory.source_format}
             events = window_events(trajectory, window.start_position, window.end_position)
@@ -228,7 +229,7 @@ def release_example_rows(
             redactors.clear()  # id order: one trajectory's redactor at a time
             owner = trajectory.owner
             redactors[trajectory.pk] = (
-                redactions_hash(trajectory.redactions),
+                map_digest(trajectory.redactions),
                 release_redactor(
                     {
                         "redactions": trajectory.redactions,

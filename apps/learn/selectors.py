@@ -9,7 +9,6 @@ from apps.learn.models import Example, ExampleState
 from apps.trajectories import selectors as trajectory_selectors
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import EventView
-from apps.trajectories.selectors.redactions import map_digest
 
 
 def trajectories_to_synthesize(
@@ -31,12 +30,6 @@ def public_events(trajectory: Trajectory) -> list[EventView]:
         trajectory_selectors.event_view(event, redact)
         for event in trajectory_selectors.event_queryset(trajectory).iterator(chunk_size=1000)
     ]
-
-
-def redactions_hash(redactions: dict | None) -> str:
-    """The digest a window records of the redactions it was cut with; the trajectory's
-    redaction index keeps the current one (apps.trajectories.selectors.redactions)."""
-    return map_digest(redactions)
 
 
 def examples_public() -> QuerySet[Example]:

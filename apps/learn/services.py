@@ -33,7 +33,7 @@ from apps.learn.models import (
     Window,
     WindowState,
 )
-from apps.learn.selectors import public_events, redactions_hash, trajectories_to_synthesize
+from apps.learn.selectors import public_events, trajectories_to_synthesize
 from apps.learn.windows import (
     Step,
     actions_in,
@@ -44,6 +44,7 @@ from apps.learn.windows import (
 )
 from apps.moderation.locks import RenewedLock
 from apps.trajectories.models import Trajectory
+from apps.trajectories.selectors.redactions import map_digest
 
 logger = logging.getLogger(__name__)
 # Failures that no retry or later run fixes: the endpoint refuses us (key, model, URL).
@@ -144,7 +145,7 @@ def windows_create(*, run: SynthesisRun, trajectory: Trajectory) -> int:
         short_share=settings.TRAJHUB_SYNTH_SHORT_SHARE,
         seed=trajectory.share_id,
     )
-    digest = redactions_hash(trajectory.redactions)
+    digest = map_digest(trajectory.redactions)
     rows = []
     for i, j in chosen:
         part = window_steps(steps, i, j)
@@ -435,7 +436,7 @@ def derived_delete(*, trajectory_ids: list[int]) -> int:
     if not ids:
         return 0
     public = {
-        pk: redactions_hash(redactions)
+        pk: map_digest(redactions)
         for pk, redactions in Trajectory.objects.public()
         .filter(pk__in=ids)
         .values_list("pk", "redactions")

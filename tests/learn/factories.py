@@ -75,7 +75,7 @@ def make_example(
 ):
     """A window and a kept example, as a finished run leaves them (for retrieval tests)."""
     from apps.learn.models import Example, Window
-    from apps.learn.selectors import redactions_hash
+    from apps.trajectories.selectors.redactions import map_digest
 
     steps = steps or [
         {"role": "observation", "text": trajectory.title or "task", "first": 0, "last": 0},
@@ -90,7 +90,7 @@ def make_example(
         end_position=steps[-1]["last"],
         num_actions=end - start,
         steps=steps,
-        redactions_hash=redactions_hash(trajectory.redactions),
+        redactions_hash=map_digest(trajectory.redactions),
         state="done",
     )
     return Example.objects.create(

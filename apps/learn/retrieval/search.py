@@ -22,8 +22,9 @@ from django.db.models.fields.json import KeyTextTransform
 from apps.learn import prompts
 from apps.learn.llm import LLMError
 from apps.learn.retrieval import dense, index
-from apps.learn.selectors import examples_public, redactions_hash
+from apps.learn.selectors import examples_public
 from apps.learn.windows import OBSERVATION, Step, cut
+from apps.trajectories.selectors.redactions import map_digest
 
 FORMATS = ("text", "openai", "sharegpt")
 OVERSAMPLE = 3
@@ -187,7 +188,7 @@ def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
         found[row[0]] = row
         trajectory, indexed_digest = row[3], row[4]
         if trajectory not in current:
-            current[trajectory] = indexed_digest or redactions_hash(row[10])
+            current[trajectory] = indexed_digest or map_digest(row[10])
     chosen: list[_Hit] = []
     windows: set[int] = set()
     for pk, score, retriever in merged:

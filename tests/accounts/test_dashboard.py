@@ -9,8 +9,8 @@ import pytest
 from allauth.account.models import EmailAddress
 from django.test import Client
 
-from apps.moderation.models import Finding
 from apps.trajectories.models import Tombstone, Trajectory
+from tests.moderation.conftest import make_finding
 from tests.trajectories.site_factories import make_trajectory
 
 pytestmark = pytest.mark.django_db
@@ -25,19 +25,15 @@ def signed_in(client, owner):
 
 
 def _finding(trajectory: Trajectory, n: int = 1) -> None:
-    Finding.objects.bulk_create(
-        Finding(
-            trajectory=trajectory,
-            path="title",
-            start=0,
+    for i in range(n):
+        make_finding(
+            trajectory,
             end=3,
             kind="email",
             category="personal",
             placeholder=f"<EMAIL_{i + 1}>",
             preview="a…b",
         )
-        for i in range(n)
-    )
 
 
 def _rows(html: str) -> list[str]:

@@ -143,9 +143,8 @@ def test_a_dropped_screenshot_shows_a_placeholder_in_the_viewer(browser_page, br
 def test_a_moderator_drops_an_image_on_the_items_page(browser_page, browser_login, owner):
     """The review item's page shows the trajectory's images with what OCR found (the one with a
     finding ticked); "Redact and approve" drops the ticked one and approves."""
-    from apps.moderation.models import Finding
-    from apps.moderation.services import IMAGE_PATH
     from apps.trajectories.models import Image
+    from tests.moderation.conftest import make_finding
     from tests.moderation.test_ocr import attach, screenshot
 
     trajectory = make_trajectory(events=["browse the tokens page"], owner=owner)
@@ -156,16 +155,7 @@ def test_a_moderator_drops_an_image_on_the_items_page(browser_page, browser_logi
     Trajectory.objects.filter(pk=trajectory.pk).update(review_state="held")
     Image.objects.filter(pk=dirty.pk).update(ocr_version="v", ocr_findings=1)
     Image.objects.filter(pk=clean.pk).update(ocr_version="v")
-    Finding.objects.create(
-        trajectory=trajectory,
-        path=f"{IMAGE_PATH}{dirty.sha256}",
-        start=6,
-        end=46,
-        kind="github_token",
-        category="secret",
-        placeholder="<GITHUB_TOKEN_1>",
-        preview="ghp_…mvdY",
-    )
+    make_finding(trajectory, image_sha256=dirty.sha256, start=6, end=46, preview="ghp_…mvdY")
     moderator = owner.__class__.objects.create_user("mod-images", is_staff=True)
     moderator.groups.add(Group.objects.get_or_create(name="moderators")[0])
     browser_login(browser_page.context, moderator)

@@ -50,6 +50,26 @@ def make_trajectory(
     return trajectory
 
 
+def make_finding(trajectory: Trajectory, *, image_sha256: str = "", **fields: Any):
+    """A Finding row as the scan records one (a GitHub token in the title unless told
+    otherwise; `image_sha256`: in that image's text, as OCR finds it), for tests that need a
+    finding without running the scanner (or tesseract)."""
+    from apps.moderation.models import Finding
+    from apps.moderation.services import IMAGE_PATH
+
+    values: dict[str, Any] = {
+        "path": f"{IMAGE_PATH}{image_sha256}" if image_sha256 else "title",
+        "start": 0,
+        "end": 40,
+        "kind": "github_token",
+        "category": "secret",
+        "placeholder": "<GITHUB_TOKEN_1>",
+        "preview": "ghp_…Zq (40 chars)",
+    }
+    values.update(fields)
+    return Finding.objects.create(trajectory=trajectory, **values)
+
+
 @pytest.fixture
 def admin_moderator(django_user_model):
     """A moderator account as documented: staff (Django admin requires it) + "moderators"."""

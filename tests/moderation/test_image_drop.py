@@ -33,7 +33,7 @@ from apps.trajectories.models import Image, Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from tests.conftest import skip_or_fail
 from tests.datasets.conftest import release_storage  # noqa: F401  (a fixture)
-from tests.moderation.conftest import make_trajectory
+from tests.moderation.conftest import make_finding, make_trajectory
 from tests.moderation.test_ocr import DRAWN_TOKEN, attach, screenshot
 
 pytestmark = pytest.mark.django_db
@@ -450,16 +450,7 @@ def _held_with_flagged_image() -> tuple[Trajectory, Image]:
     without running tesseract)."""
     trajectory = make_trajectory(events=["browse the settings page"], review_state="held")
     image = attach(trajectory, png_of("a secret dashboard"))
-    Finding.objects.create(
-        trajectory=trajectory,
-        path=f"image:{image.sha256}",
-        start=0,
-        end=40,
-        kind="github_token",
-        category="secret",
-        placeholder="<GITHUB_TOKEN_1>",
-        preview="ghp_…Zq (40 chars)",
-    )
+    make_finding(trajectory, image_sha256=image.sha256)
     return trajectory, image
 
 

@@ -203,11 +203,22 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
             redactions=None, redacted_text=None, index_digest=None
         )
     else:
-        # Every event is rewritten: its entries (NULL: none), redacted text and digest.
+        # Every event's entries (NULL: none), redacted text and digest, written where they
+        # differ from the row's: a map that gained or lost a few entries (a rescan after a
+        # rules upgrade, a moderator's redaction) rewrites the events they are in, not all.
         rows = (
             Event.objects.filter(trajectory_id=trajectory_id)
             .order_by("position")
-            .only("pk", "original_id", "cause", "text", "data")
+            .only(
+                "pk",
+                "original_id",
+                "cause",
+                "text",
+                "data",
+                "redactions",
+                "redacted_text",
+                "index_digest",
+            )
             .iterator(chunk_size=BATCH)
         )
         changed: list[tuple[str | None, str | None, str, int]] = []
@@ -216,13 +227,16 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
                 iter((event.text, event.original_id, event.cause, *_json_views(event.data)))
             )
             redacted = redact(event.text) if found else event.text
+            text = redacted if redacted != event.text else None
+            digest = event_digest(event)
+            if (
+                event.index_digest == digest
+                and (event.redactions or None) == (found or None)
+                and event.redacted_text == text
+            ):
+                continue
             changed.append(
-                (
-                    orjson.dumps(found).decode() if found else None,
-                    redacted if redacted != event.text else None,
-                    event_digest(event),
-                    event.pk,
-                )
+                (orjson.dumps(found).decode() if found else None, text, digest, event.pk)
             )
             if len(changed) >= BATCH:
                 _write_events(changed)

@@ -118,6 +118,25 @@ def test_base64_and_url_encoded_secrets(make):
     assert [d.shown for d in found] == [key]
 
 
+@pytest.mark.parametrize(
+    ("kind", "make"),
+    [
+        ("github_token", s.github_token),
+        ("gitlab_token", s.gitlab_token),
+        ("slack_token", s.slack_token),
+        ("stripe_key", s.stripe_key),
+    ],
+)
+def test_a_vendor_key_base64_encoded_without_its_padding(kind, make):
+    """URL-safe Base64 drops the `=` padding (an OAuth `state`, a JWT's parts): the library's
+    own decoding found a key only with its padding, and the hand rules, which read the scan's
+    Base64 view, know no vendor format. The library reads that view now."""
+    key = make()
+    encoded = base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+    found = scan(f"GET https://app.acme.io/oauth/callback?state={encoded}&code=1")
+    assert [(d.kind, d.shown) for d in found] == [(kind, key)]
+
+
 def test_engine_keeps_to_one_compiled_database_per_process():
     from apps.moderation.scanning import library
 

@@ -74,7 +74,8 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 # Bumped when the engine's own code changes what a scan finds (the rules have their digests):
 # 2 - a match across two strings of a batch no longer hides the findings in them.
 # 3 - the bound on decoded Base64 runs counts per string of a batch, not per batch.
-# 4 - the library reads the Base64 view (vendor keys encoded without their padding).
+# 4 - the library reads the Base64 view (vendor keys encoded without their padding), and
+#     Base64 wrapped at 64 or 76 columns is decoded once unwrapped.
 ENGINE = 4
 
 
@@ -122,14 +123,21 @@ class Scanner:
             base = text
         runs = hand.alphabet_runs(base, data)
         found = self._all(base, personal=True, use_library=True, runs=runs, data=data)
+        unwrapped = normalize.unwrapped(base)
         for view, personal, use_library in (
             (normalize.url_decoded(base), True, True),
-            (normalize.unwrapped(base), False, True),
+            (unwrapped, False, True),
             (normalize.base64_decoded(base, runs), False, True),
         ):
             if view is not None:
                 inner = self._all(view.text, personal=personal, use_library=use_library)
                 found.extend(_mapped(view, base, inner))
+        if unwrapped is not None:
+            # Base64 as `base64` prints it, wrapped at 76 columns: decoded once unwrapped.
+            decoded = normalize.base64_decoded(unwrapped.text)
+            if decoded is not None:
+                inner = self._all(decoded.text, personal=False, use_library=True)
+                found.extend(_mapped(unwrapped, base, _mapped(decoded, unwrapped.text, inner)))
         if term is not None:
             found = _mapped(term, text, found)
         if _SEPARATOR in text:

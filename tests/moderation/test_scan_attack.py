@@ -137,6 +137,23 @@ def test_a_vendor_key_base64_encoded_without_its_padding(kind, make):
     assert [(d.kind, d.shown) for d in found] == [(kind, key)]
 
 
+@pytest.mark.parametrize(("width", "command"), [(76, "base64"), (64, "openssl base64")])
+def test_a_key_in_base64_wrapped_as_base64_prints_it(width, command):
+    """`base64` wraps its output at 76 columns, `openssl base64` at 64: each line alone decodes
+    to a piece of the file, and the key is split across them. Unwrapped, then decoded, it is
+    found; the finding covers the whole block, lines and line breaks."""
+    import textwrap
+
+    key = s.github_token()
+    payload = f"[default]\nregion = eu-west-1\noutput = json\ntoken = {key}\n"
+    block = "\n".join(textwrap.wrap(base64.b64encode(payload.encode()).decode(), width))
+    text = f"$ {command} ~/.config/tool/credentials\n{block}\n$ "
+    found = Scanner().scan(text)
+    assert [(d.kind, d.shown) for d in found] == [("github_token", key)]
+    (detection,) = found
+    assert detection.text == block and text[detection.start : detection.end] == block
+
+
 def test_engine_keeps_to_one_compiled_database_per_process():
     from apps.moderation.scanning import library
 

@@ -43,8 +43,9 @@ _JUNCTION = re.compile(
 )
 _WRAP_MIN_LINE = 20
 # A terminal wraps at its width: a wrapped line is as long as the full line before it, or as
-# long as one of the widths terminals commonly have. This keeps ordinary line ends out.
-_WIDTHS = frozenset({40, 72, 80, 100, 120, 132, 160, 200, 240})
+# long as one of the widths terminals commonly have, or as Base64 is written (`base64` wraps
+# at 76, PEM and `openssl base64` at 64). This keeps ordinary line ends out.
+_WIDTHS = frozenset({40, 64, 72, 76, 80, 100, 120, 132, 160, 200, 240})
 # Base64 runs are `rules.alphabet_runs`; runs that touch `_` or `-` are URL-safe tokens, not
 # Base64.
 _MAX_RUN = 8192

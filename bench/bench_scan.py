@@ -240,6 +240,12 @@ def recall_figures(scanner: Scanner) -> None:
         print(
             f"recall, gitleaks rules, {name:<10}: {hits}/{len(corpus)} = {hits / len(corpus):.1%}"
         )
+    # Base64-encoded (tests/moderation/test_recall.py's forms; it asserts these too).
+    from tests.moderation.test_recall import covered, encoded
+
+    for form in ("base64", "base64url unpadded", "base64 wrapped at 76"):
+        hits = sum(covered(scanner, *encoded(item["secret"][::-1], form)) for item in corpus)
+        print(f"recall, gitleaks rules, {form}: {hits}/{len(corpus)} = {hits / len(corpus):.1%}")
 
 
 def ocr_figures(count: int = 3) -> None:

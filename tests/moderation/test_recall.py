@@ -84,6 +84,33 @@ def test_recall_on_the_gitleaks_rules(place):
     assert found >= 0.95, (place, found, missed)
 
 
+def encoded(secret: str, form: str) -> tuple[str, list[int]]:
+    """The secret Base64-encoded as agents meet it, and the positions of the encoded block: a
+    blob alone, URL-safe without padding in a query string, or a credentials file as `base64`
+    prints it (wrapped at 76 columns)."""
+    import base64
+    import textwrap
+
+    if form == "base64":
+        block = base64.b64encode(secret.encode()).decode()
+        text = f"echo {block} | base64 -d"
+    elif form == "base64url unpadded":
+        block = base64.urlsafe_b64encode(secret.encode()).decode().rstrip("=")
+        text = f"GET /callback?state={block}&code=1"
+    else:
+        payload = f"[default]\nregion = eu-west-1\nkey = {secret}\n"
+        block = "\n".join(textwrap.wrap(base64.b64encode(payload.encode()).decode(), 76))
+        text = f"$ base64 ~/.config/tool/credentials\n{block}\n$ "
+    return text, located(text, block)
+
+
+@pytest.mark.parametrize("form", ["base64", "base64url unpadded", "base64 wrapped at 76"])
+def test_recall_on_the_gitleaks_rules_base64_encoded(form):
+    scanner = Scanner()
+    missed = [rule for rule, secret in SAMPLES if not covered(scanner, *encoded(secret, form))]
+    assert 1 - len(missed) / len(SAMPLES) >= 0.95, (form, missed)
+
+
 # --- the hand-made corpus -----------------------------------------------------------------------
 
 SECRETS: dict[str, Callable[[], str]] = {

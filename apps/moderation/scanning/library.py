@@ -58,6 +58,7 @@ GENERIC_KINDS = frozenset({"url_credentials"})
 MAX_KIND = 40
 
 
+@lru_cache(maxsize=2048)
 def kind_for(rule_id: str) -> str:
     name = rule_id
     for prefix in _PREFIXES:
@@ -70,11 +71,6 @@ def kind_for(rule_id: str) -> str:
             return kind
     kind = "".join(c if c.isalnum() else "_" for c in name).strip("_")
     return kind[:MAX_KIND] or "secret"
-
-
-@lru_cache(maxsize=2048)
-def _kind(rule_id: str) -> str:
-    return kind_for(rule_id)
 
 
 # Rules that report only in files of a path of their own, replaced by rules that match nothing
@@ -207,7 +203,7 @@ def find(
     `ascii_bytes`: `text` encoded, when it is ASCII (one byte per character)."""
     spans = _pieces(text)
     if len(spans) == 1:
-        return _find(text, cache_dir, ascii_bytes)
+        return _find(text, cache_dir, _library_view(text, ascii_bytes))
     # An ASCII text's view is made once and cut where the text is: each piece's is the same
     # bytes (the sentence-end marks look only one character ahead, and a piece's last character
     # ends a sentence as the text's does).
@@ -216,11 +212,8 @@ def find(
     seen: set[tuple[int, int, str]] = set()
     for low, high in spans:
         piece = text[low:high]
-        if view is not None:
-            found_here = _find(piece, cache_dir, view=_closed(view[low:high]))
-        else:
-            found_here = _find(piece, cache_dir)
-        for found in found_here:
+        piece_view = _closed(view[low:high]) if view is not None else _library_view(piece)
+        for found in _find(piece, cache_dir, piece_view):
             key = (found.start + low, found.end + low, found.kind)
             if key in seen:  # found again in the overlap of two pieces
                 continue
@@ -232,10 +225,8 @@ def find(
     return out
 
 
-def _find(
-    text: str, cache_dir: str | None, ascii_bytes: bytes | None = None, view: bytes | None = None
-) -> list[Detection]:
-    data = view if view is not None else _library_view(text, ascii_bytes)
+def _find(text: str, cache_dir: str | None, data: bytes) -> list[Detection]:
+    """The library's findings in `text`, whose view (`_library_view`) is `data`."""
     findings = engine(cache_dir).scan(data)
     if not findings:
         return []
@@ -273,7 +264,7 @@ def _find(
             if inner >= 0:
                 start, end = start + inner, start + inner + len(secret)
                 shown = secret
-        out.append(Detection(_kind(finding.rule_id), shown, start, end, value))
+        out.append(Detection(kind_for(finding.rule_id), shown, start, end, value))
     if crossing:
         out = _read_alone(text, out, crossing, cache_dir)
     return out
@@ -307,7 +298,7 @@ def _read_alone(
     for low, high in regions:
         at = low
         for part in text[low:high].split("\x00"):
-            for found in _find(part, cache_dir) if len(part) >= 6 else ():
+            for found in _find(part, cache_dir, _library_view(part)) if len(part) >= 6 else ():
                 kept.append(
                     Detection(found.kind, found.text, found.start + at, found.end + at, found.value)
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -31,7 +32,7 @@ DEFAULT_ALLOWLIST: dict[str, list[str]] = {
     # Regular expressions searched in a secret's value: documentation examples and placeholders.
     "patterns": [
         r"(?i)example", r"(?i)^(?:your|my|insert|replace|enter|put)[-_ ]",
-        r"(?i)(?:dummy|placeholder|redacted|fake|sample|changeme|xxxxx)", r"\*{3}",
+        r"(?i)(?:dummy|placeholder|redacted|fake|sample|changeme|xxxxx)", r"\*\*\*",
         # A variable or a template, not its value: `$DB_PASSWORD`, `${TOKEN}`, `$(cat key)`.
         r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$", r"^\$\(", r"^<[^>]*>$", r"\{\{",
     ],
@@ -67,6 +68,10 @@ class Allowlist:
     # `patterns` split for ASCII values: the case-insensitive words, and the other patterns.
     _words: tuple[str, ...] = field(default=(), repr=False)
     _other_patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False)
+    # `networks` as sorted, disjoint ranges of integers per IP version: (starts, ends).
+    _ranges: dict[int, tuple[list[int], list[int]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, config: Mapping[str, Iterable[str] | bool] | None = None) -> Allowlist:
@@ -92,15 +97,17 @@ class Allowlist:
                 others.append(pattern)
             else:
                 words.extend((spelled.group(1) or spelled.group(2)).split("|"))
+        networks = tuple(ipaddress.ip_network(n, strict=False) for n in merged["networks"])
         return cls(
             domains=domains,
-            networks=tuple(ipaddress.ip_network(n, strict=False) for n in merged["networks"]),
+            networks=networks,
             values=frozenset(v.casefold() for v in merged["values"]),
             patterns=patterns,
             phones=tuple(re.compile(p) for p in merged["phones"]),
             _domain_set=frozenset(domains),
             _words=tuple(words),
             _other_patterns=tuple(others),
+            _ranges={version: _ranges(networks, version) for version in (4, 6)},
         )
 
     def allows_domain(self, domain: str) -> bool:
@@ -113,7 +120,12 @@ class Allowlist:
     def allows_ip(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
             address = address.ipv4_mapped
-        return any(address.version == net.version and address in net for net in self.networks)
+        # A bisection over the networks' merged ranges: `address in network` for each of twenty
+        # networks was most of the time an IP address took to check (`ipaddress` is Python).
+        starts, ends = self._ranges[address.version]
+        number = int(address)
+        at = bisect_right(starts, number) - 1
+        return at >= 0 and number <= ends[at]
 
     def allows_value(self, value: str) -> bool:
         return value.casefold() in self.values
@@ -121,12 +133,36 @@ class Allowlist:
     def allows_secret(self, value: str) -> bool:
         if self.allows_value(value):
             return True
+        patterns = self.patterns
         if self._words and value.isascii():
             # `map` runs the word tests in C (a generator's frame cost more than the tests).
-            return any(map(value.lower().__contains__, self._words)) or any(
-                p.search(value) for p in self._other_patterns
-            )
-        return any(p.search(value) for p in self.patterns)
+            if any(map(value.lower().__contains__, self._words)):
+                return True
+            patterns = self._other_patterns
+        for pattern in patterns:  # a loop, not `any` of a generator: a third quicker
+            if pattern.search(value):
+                return True
+        return False
 
     def allows_phone(self, value: str) -> bool:
         return any(p.search(value) for p in self.phones)
+
+
+def _ranges(
+    networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network], version: int
+) -> tuple[list[int], list[int]]:
+    """The networks of one IP version as sorted, disjoint (merged) ranges of integers."""
+    spans = sorted(
+        (int(net.network_address), int(net.broadcast_address))
+        for net in networks
+        if net.version == version
+    )
+    starts: list[int] = []
+    ends: list[int] = []
+    for low, high in spans:
+        if ends and low <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], high)
+        else:
+            starts.append(low)
+            ends.append(high)
+    return starts, ends

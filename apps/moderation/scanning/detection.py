@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SECRET = "secret"
 PERSONAL = "personal"
@@ -26,14 +26,17 @@ class _SecretKinds:
 SECRET_KINDS = _SecretKinds()
 
 
-@dataclass(frozen=True, slots=True)
-class Detection:
+class Detection(NamedTuple):
     """One finding: its kind and where it is in the scanned string.
 
     `text` is exactly `scanned[start:end]`, as stored (it may hold colour codes, a line break
     where a terminal wrapped the line, or percent-escapes); `value` is the secret as a reader
     sees it once those are removed or decoded ("" when it is `text` itself). Both are redacted
     with the same placeholder.
+
+    A named tuple, immutable and hashable: a scan makes two or three of these per finding (its
+    rule's, then moved to the string's and the stored text's offsets), and a tuple is made in C,
+    where a frozen dataclass sets each field through `object.__setattr__` (three times as long).
     """
 
     kind: str

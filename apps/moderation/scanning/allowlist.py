@@ -69,9 +69,11 @@ class Allowlist:
     _words: tuple[str, ...] = field(default=(), repr=False)
     _other_patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False)
     # `networks` as sorted, disjoint ranges of integers per IP version: (starts, ends).
-    _ranges: dict[int, tuple[list[int], list[int]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _ranges: dict[int, tuple[list[int], list[int]]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ranges = {version: _ranges(self.networks, version) for version in (4, 6)}
+        object.__setattr__(self, "_ranges", ranges)  # frozen: set once, here
 
     @classmethod
     def build(cls, config: Mapping[str, Iterable[str] | bool] | None = None) -> Allowlist:
@@ -97,17 +99,15 @@ class Allowlist:
                 others.append(pattern)
             else:
                 words.extend((spelled.group(1) or spelled.group(2)).split("|"))
-        networks = tuple(ipaddress.ip_network(n, strict=False) for n in merged["networks"])
         return cls(
             domains=domains,
-            networks=networks,
+            networks=tuple(ipaddress.ip_network(n, strict=False) for n in merged["networks"]),
             values=frozenset(v.casefold() for v in merged["values"]),
             patterns=patterns,
             phones=tuple(re.compile(p) for p in merged["phones"]),
             _domain_set=frozenset(domains),
             _words=tuple(words),
             _other_patterns=tuple(others),
-            _ranges={version: _ranges(networks, version) for version in (4, 6)},
         )
 
     def allows_domain(self, domain: str) -> bool:

@@ -73,12 +73,12 @@ def _entropy_at_least(value: str, bits: float) -> bool:
     return shannon_entropy(value) >= bits
 
 
-# The character classes of an ASCII value by set operations on its distinct characters (C), not a
-# Python-level `any` per class over every character; other values take the plain path.
+# The character classes of an ASCII value are read in C (casing, `isalnum`, one search for a
+# digit, or set operations on its distinct characters), not by a Python-level `any` per class
+# over every character; other values take the plain path.
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DIGITS = frozenset("0123456789")
-_ALNUM = _LOWER | _UPPER | _DIGITS
 _DIGIT = re.compile(r"[0-9]")
 
 

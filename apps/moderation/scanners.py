@@ -217,10 +217,10 @@ class Scanner:
         fresh = list(filterfalse(known.__contains__, distinct)) if known else list(distinct)
         if fresh:
             joined = _SEPARATOR.join(fresh)
-            found = self.scan(joined)
+            detections = self.scan(joined)
             per_text: dict[int, list[Detection]] = {}
             for detection, (index, base) in zip(
-                found, _strings_of(joined, fresh, found), strict=True
+                detections, _strings_of(joined, fresh, detections), strict=True
             ):
                 if detection.end > base + len(fresh[index]):
                     continue

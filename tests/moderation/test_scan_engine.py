@@ -408,6 +408,23 @@ def test_percent_escapes_are_the_runs_the_group_pattern_found():
     ]
 
 
+
+def test_wrap_junctions_are_those_the_pattern_without_the_early_look_ahead_found():
+    old = re.compile(
+        r"\n(?<=[^\s\x00]{20}\n)(?![A-Z_][A-Z0-9_]*=)(?=[A-Za-z0-9_+/=.-]+(?:[\s\x00]|$))"
+    )
+    rng = random.Random(4)
+    pieces = ["\n", " ", "\x00", "a" * 19, "b" * 21, "KEY=", "x=", "Zq+/9-", "é", "\t", "."]
+    for _ in range(300):
+        text = "".join(rng.choices(pieces, k=rng.randint(1, 60)))
+        assert [m.span() for m in normalize._JUNCTION.finditer(text)] == [
+            m.span() for m in old.finditer(text)
+        ], repr(text)
+    # And the view built from them: a key wrapped at 40 columns is joined again.
+    key = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    view = normalize.unwrapped(f"token: {key[:33]}\n{key[33:]}\n")
+    assert view is not None and key in view.text
+
 def _plain_entropy(value: str) -> float:
     from collections import Counter
     from math import log2

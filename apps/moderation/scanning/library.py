@@ -121,21 +121,13 @@ def version(cache_dir: str | None = None) -> str:
 # query, by `)` in Markdown, or by a full stop ending a sentence is missed. The library reads a
 # copy with those delimiters as spaces (same length, so offsets hold); none occurs in a secret,
 # and the assignment operators its rules look for (`:`, `,`, `>`, `|`) are kept. NUL, which
-# separates the strings of a batch, must end a secret too. (`bytes.translate` runs in C at memory
-# speed. The sentence ends are one `re.sub` each, in the order the eight `replace` calls they
-# stand for ran, which gives the same copy: those read the text sixteen times, `in` and `replace`
-# for each ending, and together cost as much as the floor.)
+# separates the strings of a batch, must end a secret too. The copy is the one eight `replace`
+# calls made (`. `, `.\n`, `.\r`, `.\t`, then `! `, `? `, `!\n`, `?\n`, in that order), made in
+# fewer passes over the text: `bytes.translate` runs in C at memory speed, the full stops are one
+# `re.sub`, and the few `!` and `?` (a few hundred a megabyte) are looked at one by one where
+# `bytes.find` finds them (four `re.sub` passes cost a tenth of the scan of real text).
 _DELIMITERS = bytes.maketrans(b"&)]}\x00", b"     ")
-_SENTENCE_ENDS = tuple(
-    (re.compile(pattern), mark)
-    for pattern, mark in (
-        (rb"\.(?=[ \n\r\t])", b"."),
-        (rb"!(?= )", b"!"),
-        (rb"\?(?= )", b"?"),
-        (rb"!(?=\n)", b"!"),
-        (rb"\?(?=\n)", b"?"),
-    )
-)
+_FULL_STOP = re.compile(rb"\.(?=[ \n\r\t])")
 
 
 def _library_view(text: str, encoded: bytes | None = None) -> bytes:
@@ -143,10 +135,30 @@ def _library_view(text: str, encoded: bytes | None = None) -> bytes:
     if encoded is None:
         encoded = text.encode("utf-8", "surrogatepass")
     view = encoded.translate(_DELIMITERS)
-    for end, mark in _SENTENCE_ENDS:
-        if mark in view:  # one `memchr`; most texts have no `!` or `?`
-            view = end.sub(b" ", view)
-    return _closed(view)
+    if b"." in view:  # one `memchr`
+        view = _FULL_STOP.sub(b" ", view)
+    return _closed(_exclamations_and_questions(view))
+
+
+def _exclamations_and_questions(view: bytes) -> bytes:
+    """The `replace` calls for `!` and `?`, in their order, on a copy whose full stops are done:
+    `! ` (1), `? ` (2), `!\n` (3), `?\n` (4). A `!` goes by (1) or (3): it goes when a space or a
+    line break follows it. A `?` goes by (2), when a space follows it or a `!` that (1) replaced,
+    or by (4), when a line break follows it (a `!` that (3) replaced is a space only after (2))."""
+    found = []
+    for mark in (b"!", b"?"):
+        at = view.find(mark)
+        while at >= 0:
+            after = view[at + 1 : at + 3]
+            if after[:1] in (b" ", b"\n") or (mark == b"?" and after == b"! "):
+                found.append(at)
+            at = view.find(mark, at + 1)
+    if not found:
+        return view
+    copy = bytearray(view)
+    for at in found:
+        copy[at] = 32  # a space
+    return bytes(copy)
 
 
 def _closed(view: bytes) -> bytes:

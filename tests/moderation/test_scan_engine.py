@@ -408,7 +408,6 @@ def test_percent_escapes_are_the_runs_the_group_pattern_found():
     ]
 
 
-
 def test_wrap_junctions_are_those_the_pattern_without_the_early_look_ahead_found():
     old = re.compile(
         r"\n(?<=[^\s\x00]{20}\n)(?![A-Z_][A-Z0-9_]*=)(?=[A-Za-z0-9_+/=.-]+(?:[\s\x00]|$))"
@@ -424,6 +423,7 @@ def test_wrap_junctions_are_those_the_pattern_without_the_early_look_ahead_found
     key = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
     view = normalize.unwrapped(f"token: {key[:33]}\n{key[33:]}\n")
     assert view is not None and key in view.text
+
 
 def _plain_entropy(value: str) -> float:
     from collections import Counter

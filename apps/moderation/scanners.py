@@ -60,7 +60,8 @@ _IPV6_HINT = re.compile(hand.IPV6_HINT)
 _IPV6_CANDIDATE = re.compile(r"[0-9A-Fa-f:]*(?:\.\d{1,3}){0,3}")
 _HEX_COLON = frozenset("0123456789abcdefABCDEF:")
 _EMAIL_LOCAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
-_EMAIL_LOCAL_RUN = re.compile(r"[A-Za-z0-9._%+-]*")
+# The same characters as a run `re` reads back from an `@` in one match (`Scanner._take`).
+_EMAIL_LOCAL_RUN = re.compile("[" + re.escape("".join(sorted(_EMAIL_LOCAL))) + "]*")
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # A name that looks like an email but is a file (`icon@2x.png`) or a package version (`pkg@1.2`).
 _FILE_TLDS = frozenset(

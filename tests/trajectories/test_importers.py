@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from apps.trajectories.importers import parse
-from apps.trajectories.importers.base import KINDS, SOURCES
+from apps.trajectories.importers.base import KINDS, SOURCES, FormatError
+from tests.conftest import AWAITING_IMPORTERS
 
 # file -> (format, events per trajectory)
 EXPECTED = {
@@ -46,7 +47,25 @@ def test_real_fixture_imports_with_expected_counts(real_fixture, name):
 def test_every_file_in_the_fixture_folders_is_covered(fixtures_dir):
     """A new fixture without expectations here would go untested."""
     files = {p.name for p in (fixtures_dir / "real").iterdir() if p.suffix != ".txt"}
-    assert files == set(EXPECTED) | {"sharegpt_glaive_toolcall_en_demo.json"}
+    assert files == set(EXPECTED) | {"sharegpt_glaive_toolcall_en_demo.json"} | AWAITING_IMPORTERS
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(AWAITING_IMPORTERS))
+def test_sessions_awaiting_their_importer_are_refused_clearly(real_fixture, client, name):
+    """Issue 22's formats, until their importers land: a 400 that says why (the formats known,
+    or that a zip is not UTF-8 text), never a 500 nor a half-stored share."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from apps.trajectories.models import Trajectory
+
+    data = real_fixture(name)
+    with pytest.raises(FormatError) as refused:
+        parse(data)
+    response = client.post("/api/v1/trajectories/preview", {"file": SimpleUploadedFile(name, data)})
+    assert response.status_code == 400, response.content
+    assert str(refused.value).split(";")[0] in response.content.decode()
+    assert Trajectory.objects.count() == 0
 
 
 def test_sharegpt_demo_is_one_trajectory_per_conversation(real_fixture):

@@ -129,8 +129,18 @@ def make_trajectory(
         redactions=redactions or {},
         license="MIT" if visibility == "public" else "",
     )
-    trajectory.refresh_from_db()
+    reindex(trajectory)
     return trajectory
+
+
+def reindex(trajectory: Trajectory) -> None:
+    """What the scan and the owner's edits do after a change of the map or of the agent, model
+    and title: the redaction index and the redacted view's columns made again. For tests that
+    set fields directly."""
+    from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
+
+    trajectory_redaction_index_refresh(trajectory_id=trajectory.pk)
+    trajectory.refresh_from_db()
 
 
 def storage_files(root: Path) -> list[str]:

@@ -48,6 +48,7 @@ class NoticeKind(models.TextChoices):
     IMAGE_DROPPED = "image_dropped", "An image removed by a moderator"
     RELEASE_ANNOUNCED = "release_announced", "About to go into a release"
     EXPORT_READY = "export_ready", "Your data export is ready"
+    SECRET_PUBLISHED = "secret_published", "A secret published in a release card"
 
 
 class Notice(models.Model):

@@ -60,6 +60,7 @@ class AuditAction(models.TextChoices):
     APPEALED = "appealed", "Second look asked for"
     APPEAL_DECLINED = "appeal_declined", "Rejection upheld after a second look"
     DELETED = "deleted", "Deleted"
+    RELEASE_CARD_REBUILT = "release_card_rebuilt", "Release card rebuilt from the redacted view"
 
 
 class ActorKind(models.TextChoices):
@@ -74,6 +75,7 @@ class ActorKind(models.TextChoices):
     REPORT = "report", "a reader's report"
     TAKEDOWN = "takedown", "a takedown requester (email confirmed)"
     ACCOUNT_DELETION = "account_deletion", "an account deletion"
+    OPERATOR = "operator", "an operator's command"
     UNKNOWN = "unknown", "not recorded"
 
 

@@ -25,7 +25,6 @@ from django.utils import timezone
 
 from apps.datasets.models import Release, ReleaseStatus
 from apps.trajectories.models import Trajectory
-from apps.trajectories.selectors.site import _holding_no_redacted_value
 
 STATS_CACHE_SECONDS = 300
 # The cold path's stampede guard (_compute_once): how long the one computing request may hold
@@ -126,9 +125,9 @@ def collection_stats_forget() -> None:
 
 def _grouped(field: str, *, label_empty: str) -> list[list[Any]]:
     """[[value, count], ...] of the TOP most frequent values (the caller adds "Other")."""
-    # Agent and model names are free text: a value holding one of its row's redacted originals
-    # is never listed (it counts under "Other").
-    public = _holding_no_redacted_value(Trajectory.objects.public(), field)
+    # Agent and model names as shown (the redacted view's columns, current only with the
+    # index): a row not indexed yet counts under "Other".
+    public = Trajectory.objects.public().filter(indexed_at__isnull=False)
     rows = public.values(field).annotate(n=Count("id")).order_by("-n", field)[:TOP]
     return [[row[field] or label_empty, row["n"]] for row in rows]
 
@@ -204,8 +203,8 @@ def _compute() -> dict[str, Any]:
         "events": row["events"] or 0,
         "average_events": round(float(row["avg_events"] or 0), 1),
         "per_week": per_week,
-        "by_agent": with_other(_grouped("agent", label_empty="(not said)")),
-        "by_model": with_other(_grouped("model_name", label_empty="(not said)")),
+        "by_agent": with_other(_grouped("shown_agent", label_empty="(not said)")),
+        "by_model": with_other(_grouped("shown_model", label_empty="(not said)")),
         "by_format": [
             [r["source_format"], r["n"]]
             for r in public.values("source_format")

@@ -58,8 +58,12 @@ class InstantFilter(django_filters.IsoDateTimeFilter):
 
 class TrajectoryFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Search", max_length=200)
-    agent = django_filters.CharFilter(field_name="agent", lookup_expr="iexact")
-    model = django_filters.CharFilter(field_name="model_name", lookup_expr="iexact", label="Model")
+    # Agent and model match the values as shown (the redacted view's columns), never the raw
+    # ones: a raw filter would confirm a guessed secret, and a shown value would match nothing.
+    agent = django_filters.CharFilter(method="filter_shown", field_name="shown_agent")
+    model = django_filters.CharFilter(
+        method="filter_shown", field_name="shown_model", label="Model"
+    )
     polarity = django_filters.ChoiceFilter(choices=Polarity.choices)
     source_format = django_filters.CharFilter(field_name="source_format", lookup_expr="exact")
     created_after = InstantFilter(
@@ -78,6 +82,11 @@ class TrajectoryFilter(django_filters.FilterSet):
     class Meta:
         model = Trajectory
         fields: list[str] = []
+
+    def filter_shown(self, queryset: QuerySet[Trajectory], name: str, value: str):
+        # Only where the index is current: a changed map leaves the columns stale until the
+        # index is rebuilt (services/redaction_index.py).
+        return queryset.filter(**{f"{name}__iexact": value}, indexed_at__isnull=False)
 
     def filter_q(self, queryset: QuerySet[Trajectory], name: str, value: str):
         return trajectory_search(queryset, value)

@@ -9,6 +9,7 @@ from django.db.models import F, Q
 from django.db.models.functions import MD5, Upper
 
 from apps.trajectories.querysets import TrajectoryQuerySet
+from apps.trajectories.shown import SHOWN_MAX
 
 
 def new_share_id() -> str:
@@ -100,6 +101,13 @@ class Trajectory(models.Model):
     # where the digests still match what is read (selectors/redactions.py).
     redaction_index = models.JSONField(null=True, blank=True, editable=False)
     indexed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The redacted view of the agent, model and version (written with the index, from the same
+    # map, with the contributor's addresses replaced as in releases): what filters, facets and
+    # the release card read, so that none of them can match or print a raw value. Read only
+    # while `indexed_at` is set (a changed map makes them stale until the index is rebuilt).
+    shown_agent = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
+    shown_model = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
+    shown_agent_version = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
 
     num_events = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
@@ -159,12 +167,15 @@ class Trajectory(models.Model):
                 condition=PUBLIC,
             ),
             models.Index(
-                Upper("agent"), F("created_at").desc(), name="traj_public_agent", condition=PUBLIC
+                Upper("shown_agent"),
+                F("created_at").desc(),
+                name="traj_public_shown_agent",
+                condition=PUBLIC,
             ),
             models.Index(
-                Upper("model_name"),
+                Upper("shown_model"),
                 F("created_at").desc(),
-                name="traj_public_model",
+                name="traj_public_shown_model",
                 condition=PUBLIC,
             ),
             models.Index(

@@ -7,7 +7,7 @@ import pytest
 
 from apps.accounts.services import api_token_create
 from apps.trajectories.models import Event, Image, Trajectory
-from tests.ingest_helpers import data_url, make_trajectory, png_bytes, v0_events
+from tests.ingest_helpers import data_url, make_trajectory, png_bytes, reindex, v0_events
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +119,7 @@ def test_filters_and_ordering(client_as, owner):
     Trajectory.objects.filter(pk=small.pk).update(
         polarity="positive", agent="CodeActAgent", model_name="claude-sonnet-4"
     )
+    reindex(small)
     client = client_as(None)
 
     def ids(query: str) -> list[str]:

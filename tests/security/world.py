@@ -26,6 +26,7 @@ from apps.trajectories.services import (
     trajectory_ingest,
     trajectory_search_refresh,
 )
+from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
 from tests.trajectories.viewer_factories import data_url, png
 
 # Values a scan would have redacted, and the placeholders visitors must see instead.
@@ -165,8 +166,10 @@ def _set_state(trajectory: Trajectory, visibility: str, review_state: str, word:
         metadata={"note": f"{word} metadata {SECRET_EMAIL}"},
     )
     trajectory.refresh_from_db()
-    # What the scan does after writing redactions: search never holds what they hide.
+    # What the scan does after writing redactions: search never holds what they hide, and
+    # the redaction index with the redacted view's columns (filters, facets, stats) is made.
     trajectory_search_refresh(trajectory=trajectory)
+    trajectory_redaction_index_refresh(trajectory_id=trajectory.pk)
     trajectory.refresh_from_db()
     return trajectory
 

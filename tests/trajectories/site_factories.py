@@ -9,6 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
 
 # Every combination that must never reach a public page, and its model fields.
 NOT_PUBLIC_STATES = {
@@ -23,7 +24,13 @@ NOT_PUBLIC_STATES = {
 _clock = itertools.count()
 
 
-def make_trajectory(*, events: list[str] | None = None, age_minutes: int | None = None, **fields):
+def make_trajectory(
+    *,
+    events: list[str] | None = None,
+    age_minutes: int | None = None,
+    index: bool = True,
+    **fields,
+):
     """A public, approved trajectory unless `fields` say otherwise; newest last made.
 
     `events`: texts of events to create (also put in search_text, as ingest does).
@@ -70,4 +77,9 @@ def make_trajectory(*, events: list[str] | None = None, age_minutes: int | None 
             )
             for index, text in enumerate(events)
         )
+    # What the scan does after writing the map: the redaction index and the redacted view's
+    # columns (filters, facets and stats read those). index=False leaves it to a test.
+    if index:
+        trajectory_redaction_index_refresh(trajectory_id=trajectory.pk)
+        trajectory.refresh_from_db()
     return trajectory

@@ -14,7 +14,7 @@ from apps.moderation.services import (
 )
 from apps.trajectories.models import Trajectory
 from apps.trajectories.signals import public_set_changed
-from tests.ingest_helpers import ingest_one, make_trajectory, v0_events
+from tests.ingest_helpers import ingest_one, make_trajectory, reindex, v0_events
 from tests.moderation import samples
 
 pytestmark = pytest.mark.django_db
@@ -163,6 +163,7 @@ def test_browse_facets_forget_a_model_whose_only_trajectory_became_private(
 ):
     trajectory = make_trajectory(owner=owner)
     Trajectory.objects.filter(pk=trajectory.pk).update(model_name="only-model-x")
+    reindex(trajectory)
     browser = Client()
     assert '<option value="only-model-x">' in browser.get("/browse/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):
@@ -178,6 +179,7 @@ def test_browse_facets_forget_a_deleted_trajectory(
 ):
     trajectory = make_trajectory(owner=owner)
     Trajectory.objects.filter(pk=trajectory.pk).update(agent="GoneAgent")
+    reindex(trajectory)
     browser = Client()
     assert "GoneAgent" in browser.get("/browse/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):

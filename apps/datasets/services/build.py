@@ -24,6 +24,7 @@ from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import TrajectoryImage
 from apps.trajectories.redaction import redact_data, redactor
 from apps.trajectories.services.storage import image_read
+from apps.trajectories.shown import contributor_redactions
 
 Progress = Callable[[int], None]
 
@@ -33,17 +34,16 @@ PLACEHOLDER_PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108000000003a7e9b55"
     "0000000a4944415478da6368000000820081da45083b0000000049454e44ae426082"
 )
-CONTACT_PLACEHOLDER = "<EMAIL>"
 
 
 def release_redactor(row: dict) -> Callable[[str], str]:
     """The public pages' redactions, plus the contributor's own addresses: a contact email or
     account email never reaches a release, even where the scan let it stand (allowlisted)."""
-    redactions = dict(row["redactions"] or {})
-    for email in (row.get("contact_email"), row.get("owner_email")):
-        if email:
-            redactions.setdefault(email, CONTACT_PLACEHOLDER)
-    return redactor(redactions)
+    return redactor(
+        contributor_redactions(
+            row["redactions"], (row.get("contact_email"), row.get("owner_email"))
+        )
+    )
 
 
 def release_rows(

@@ -8,11 +8,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Case, CharField, Count, F, Value, When
 
 from apps.datasets import schema
 from apps.datasets.models import Release, ReleaseEntry
 from apps.datasets.parquet import WrittenFile
+from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
+from apps.trajectories.shown import SHOWN_FIELDS
 
 RULES = {
     "broken_import": "the stored events do not match what the import recorded",
@@ -67,13 +69,37 @@ def size_category(rows: int) -> str:
 
 
 def _counts(release: Release, field: str) -> list[tuple[str, int]]:
+    """Entries per value of `field`: a column of our own (format, polarity) or of the
+    redacted view (`shown_agent`, `shown_model`: current because the build refreshed every
+    entry's index first, `index_entries`), never a raw field."""
+    column: Any = F(f"trajectory__{field}")
+    if field in SHOWN_FIELDS:
+        # A map changed since that refresh: its stale values count as unknown, never raw.
+        column = Case(
+            When(trajectory__indexed_at__isnull=False, then=column),
+            default=Value(""),
+            output_field=CharField(),
+        )
     rows = (
         ReleaseEntry.objects.filter(release=release)
-        .values_list(f"trajectory__{field}")
+        .annotate(value=column)
+        .values_list("value")
         .annotate(n=Count("id"))
-        .order_by("-n", f"trajectory__{field}")
+        .order_by("-n", "value")
     )
     return [(value or "(unknown)", n) for value, n in rows]
+
+
+def index_entries(release: Release) -> int:
+    """Bring the redaction index (and so the redacted view's columns) of every entry whose
+    index is not current up to date: the card counts by them. Returns how many were rebuilt."""
+    stale = ReleaseEntry.objects.filter(
+        release=release, trajectory__isnull=False, trajectory__indexed_at__isnull=True
+    ).values_list("trajectory_id", flat=True)
+    done = 0
+    for pk in list(stale):
+        done += trajectory_redaction_index_refresh(trajectory_id=pk)
+    return done
 
 
 def front_matter(release: Release, files: list[WrittenFile]) -> dict:
@@ -124,11 +150,11 @@ def _table(rows: list[tuple[str, int]], heading: str) -> str:
     if not rows:
         return "(none)\n"
     lines = [f"| {heading} | trajectories |", "|---|---|"]
-    lines += [f"| {_cell(value)} | {count} |" for value, count in rows]
+    lines += [f"| {table_cell(value)} | {count} |" for value, count in rows]
     return "\n".join(lines) + "\n"
 
 
-def _cell(value: str) -> str:
+def table_cell(value: str) -> str:
     # Agent and model names come from uploads: keep them from breaking the table or the markup.
     return value.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")[:100]
 
@@ -207,10 +233,10 @@ rejected or hid them. The quality gate then left out:
 
 By agent:
 
-{_table(_counts(release, "agent"), "agent")}
+{_table(_counts(release, "shown_agent"), "agent")}
 By model:
 
-{_table(_counts(release, "model_name"), "model")}
+{_table(_counts(release, "shown_model"), "model")}
 By source format:
 
 {_table(_counts(release, "source_format"), "format")}

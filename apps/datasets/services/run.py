@@ -505,6 +505,7 @@ def _finish(
     release.published_at = published_at
     release.download_size = sum(item["size"] for item in public_files)
     previous = release.previous if release.previous_id else None
+    cards.index_entries(release)
     card = cards.card_text(release, written, previous)
     readme = folder / "README.md"
     readme.write_text(card, encoding="utf-8")

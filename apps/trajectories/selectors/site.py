@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import (
-    BooleanField,
     Count,
     DateTimeField,
     ExpressionWrapper,
@@ -25,7 +24,6 @@ from django.db.models import (
     Sum,
     Value,
 )
-from django.db.models.expressions import RawSQL
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -131,10 +129,11 @@ def public_facets() -> dict[str, list[str]]:
     key = f"site:public-facets:{cache.get_or_set(FACET_GENERATION_KEY, 0, None)}"
     facets = cache.get(key)
     if facets is None:
-        public = Trajectory.objects.public()
+        # The values as shown (the redacted view's columns), the ones the filters match.
+        public = Trajectory.objects.public().filter(indexed_at__isnull=False)
         facets = {
-            "agents": _distinct(public, "agent"),
-            "models": _distinct(public, "model_name"),
+            "agents": _distinct(public, "shown_agent"),
+            "models": _distinct(public, "shown_model"),
         }
         cache.set(key, facets, FACET_CACHE_SECONDS)
     return facets
@@ -150,28 +149,12 @@ def public_facets_forget() -> None:
 
 def _distinct(queryset: QuerySet[Trajectory], field: str) -> list[str]:
     values = (
-        _holding_no_redacted_value(queryset.exclude(**{field: ""}), field)
+        queryset.exclude(**{field: ""})
         .order_by(field)
         .values_list(field, flat=True)
         .distinct()[:FACET_LIMIT]
     )
     return list(values)
-
-
-def _holding_no_redacted_value(queryset: QuerySet[Trajectory], field: str) -> QuerySet[Trajectory]:
-    """Rows whose `field` contains none of their own redacted originals.
-
-    Facets list raw values, pooled over many trajectories, so they cannot show one row's
-    placeholders: a value that holds something a row's redactions hide is left out instead.
-    """
-    table = connection.ops.quote_name(Trajectory._meta.db_table)
-    column = f"{table}.{connection.ops.quote_name(field)}"  # agent, model_name: no db_column
-    redactions = f"{table}.{connection.ops.quote_name('redactions')}"
-    if connection.vendor == "postgresql":
-        keys = f"SELECT 1 FROM jsonb_object_keys({redactions}) AS k WHERE strpos({column}, k) > 0"
-    else:
-        keys = f"SELECT 1 FROM json_each({redactions}) AS r WHERE instr({column}, r.key) > 0"
-    return queryset.filter(RawSQL(f"NOT EXISTS ({keys})", [], output_field=BooleanField()))
 
 
 def owned_list(user: User) -> QuerySet[Trajectory]:

@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -60,8 +61,10 @@ from apps.trajectories.selectors.redactions import (
     metadata_digest,
     strings_digest,
 )
+from apps.trajectories.shown import SHOWN_FIELDS, shown_values
 
 logger = logging.getLogger(__name__)
+User = get_user_model()
 
 BATCH = 500
 _IMAGE_REF = re.compile(r"trajhub-image:[0-9a-f]{64}")
@@ -174,11 +177,21 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
     trajectory = (
         Trajectory.objects.select_for_update()
         .filter(pk=trajectory_id)
-        .only("redactions", "indexed_at", "redaction_index", "metadata", *OWN_STRINGS)
+        .only(
+            "redactions",
+            "indexed_at",
+            "redaction_index",
+            "metadata",
+            "contact_email",
+            "owner_id",
+            *OWN_STRINGS,
+            *SHOWN_FIELDS,
+        )
         .first()
     )
     if trajectory is None:
         return False
+    emails = _contributor_emails(trajectory)
     stored = trajectory.redactions if isinstance(trajectory.redactions, dict) else {}
     redactions = {
         key: value
@@ -192,6 +205,9 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
     if events_current and _own_in_step(trajectory):
         # Current: the map has not changed since (the trigger would have cleared indexed_at),
         # nor the trajectory's own strings, and every event is indexed (new events are not).
+        # The shown columns are made from the index's own entries (what the full map replaces
+        # in these strings): rewritten only if they differ (a contact address changed).
+        _write_shown(trajectory, (trajectory.redaction_index or {}).get("own") or {}, emails)
         return True
     gather = _Gatherer(redactions)
     redact = redactor(redactions)
@@ -244,7 +260,9 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
         if changed:
             _write_events(changed)
     own = gather.own(_own_strings(trajectory))
+    shown = shown_values(_raw_shown(trajectory), own, emails)
     Trajectory.objects.filter(pk=trajectory_id).update(
+        **shown,
         redaction_index={
             "own": own,
             "count": len(stored),
@@ -255,6 +273,26 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
         indexed_at=timezone.now(),
     )
     return True
+
+
+def _contributor_emails(trajectory: Trajectory) -> tuple[str, str]:
+    owner_email = ""
+    if trajectory.owner_id is not None:
+        owner_email = (
+            User.objects.filter(pk=trajectory.owner_id).values_list("email", flat=True).first()
+            or ""
+        )
+    return trajectory.contact_email or "", owner_email
+
+
+def _raw_shown(trajectory: Trajectory) -> dict[str, str]:
+    return {field: getattr(trajectory, field) for field in SHOWN_FIELDS.values()}
+
+
+def _write_shown(trajectory: Trajectory, own: dict[str, str], emails: tuple[str, str]) -> None:
+    shown = shown_values(_raw_shown(trajectory), own, emails)
+    if any(getattr(trajectory, column) != value for column, value in shown.items()):
+        Trajectory.objects.filter(pk=trajectory.pk).update(**shown)
 
 
 def redaction_index_sweep(*, limit: int) -> int:

@@ -464,6 +464,13 @@ def load(count: int, events_per: int, seed: int = 7) -> None:
                      setweight(to_tsvector('english'::regconfig, COALESCE(search_text, '')), 'B')"""
             )
             print(f"  search vectors in {time.perf_counter() - started_vector:.1f}s")
+            # What the redaction index writes for a trajectory the scan found nothing in: an
+            # empty index, and the redacted view's columns (filters and facets read them).
+            cur.execute(
+                """UPDATE trajectories_trajectory SET shown_agent = agent,
+                     shown_model = model_name, shown_agent_version = agent_version,
+                     redaction_index = '{"own": {}, "count": 0}'::jsonb, indexed_at = now()"""
+            )
         conn.commit()
     with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE trajectories_trajectory")

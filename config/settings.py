@@ -465,7 +465,9 @@ TRAJHUB_RELEASE_MIN_TEXT_CHARS = env_int("TRAJHUB_RELEASE_MIN_TEXT_CHARS", 20)
 TRAJHUB_RELEASE_GATE_DUPLICATES = env_bool("TRAJHUB_RELEASE_GATE_DUPLICATES", True)
 TRAJHUB_RELEASE_GATE_BROKEN = env_bool("TRAJHUB_RELEASE_GATE_BROKEN", True)
 TRAJHUB_RELEASE_GATE_STALE_SCAN = env_bool("TRAJHUB_RELEASE_GATE_STALE_SCAN", True)
-TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = env_bool("TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED", False)
+# On by default: the delete pages promise that only a tombstone stays, so a superseded release's
+# files (which still hold what was deleted) go once a later release leaves it out.
+TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = env_bool("TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED", True)
 # A trajectory of a published release deleted or made private: the removal-only build starts this
 # long after the first such change, so that many changes make one build (under the broker's
 # visibility timeout, which redelivers a delayed task held longer).

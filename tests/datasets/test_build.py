@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from django.test import Client
 
 from apps.datasets import services
 from apps.datasets.models import Release, ReleaseStatus
@@ -179,17 +181,22 @@ def test_deleted_is_absent_next_time_listed_as_removed_and_old_release_supersede
     manifest = json.loads((release_dir(release_storage, second) / "manifest.json").read_text())
     assert manifest["removed_ids"] == [gone.share_id] and manifest["previous_release"] == 1
     first.refresh_from_db()
-    assert first.superseded_by_id == second.pk and not first.files_deleted
+    # By default the superseded files, which still hold the deleted share, are taken down
+    # (issue 20: the delete page promises only its id and date stay).
+    assert first.superseded_by_id == second.pk and first.files_deleted
+    assert not any(release_dir(release_storage, first).rglob("*.parquet"))
+    page = Client().get(f"/releases/{first.version}/")
+    assert page.status_code == 200 and "superseded" in page.content.decode().lower()
 
 
-def test_take_down_superseded(world, release_storage, owner, settings):
+def test_superseded_files_stay_when_the_operator_keeps_them(world, release_storage, settings):
     first = services.release_run(force=True).release
-    settings.TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = True
+    settings.TRAJHUB_RELEASE_TAKE_DOWN_SUPERSEDED = False
     trajectory_delete(trajectory=world["public"][1])
     services.release_run(force=True)
     first.refresh_from_db()
-    assert first.files_deleted
-    assert not any(release_dir(release_storage, first).rglob("*.parquet"))
+    assert first.superseded_by_id is not None and not first.files_deleted
+    assert any(release_dir(release_storage, first).rglob("*.parquet"))
 
 
 def test_read_with_datasets_by_data_files_and_by_card_configs(
@@ -227,6 +234,20 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
         "function_call",
         "observation",
     }
+    # No synthesis ran: the examples configs are empty. `datasets` cannot load a split without
+    # rows, so the card does not offer them (issue 20: every listed config failed to load with
+    # `Instruction "train" corresponds to no data!`); their zero-row files read with pyarrow.
+    card = (folder / "README.md").read_text()
+    for config in EXAMPLE_CONFIGS:
+        assert f'config_name: "{config}"' not in card
+        assert f"`{config}` ({CONFIG_DIRS[config]}/)" in card and "Empty in this release" in card
+        empty = read_config(folder, config)
+        assert empty == []
+        (part,) = (folder / CONFIG_DIRS[config]).glob("train-*.parquet")
+        assert pq.read_schema(part).names
+    listed = re.findall(r'config_name: "([a-z_]+)"', card.split("dataset_info:")[0])
+    for config in listed:
+        datasets.load_dataset(str(folder), config, split="train", cache_dir=str(tmp_path / "c"))
     images = datasets.load_dataset(
         str(folder), "default", split="train", cache_dir=str(tmp_path / "cache")
     )

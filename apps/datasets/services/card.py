@@ -107,6 +107,11 @@ def front_matter(release: Release, files: list[WrittenFile]) -> dict:
     infos = []
     for config in schema.CONFIGS:
         mine = [f for f in files if f.config == config]
+        if not any(f.num_rows for f in mine):
+            # An empty config (no synthesized examples yet) keeps its zero-row file, which
+            # pyarrow and pandas read, but is not offered to `datasets`: 5.2 refuses to load a
+            # split without rows ("Instruction 'train' corresponds to no data!").
+            continue
         configs.append(
             {
                 "config_name": config,
@@ -169,8 +174,16 @@ def card_text(release: Release, files: list[WrittenFile], previous: Release | No
         f"{release.excluded.get(rule, 0)} left out"
         for rule in RULES
     )
+    filled = {f.config for f in files if f.num_rows}
     config_lines = "\n".join(
         f"- `{config}` ({schema.CONFIG_DIRS[config]}/): {schema.CONFIG_DESCRIPTIONS[config]}"
+        + (
+            ""
+            if config in filled
+            else " Empty in this release: its folder holds one zero-row file with the schema,"
+            " and the config is left out of the list above so that `load_dataset` does not"
+            " fail on it."
+        )
         for config in schema.CONFIGS
     )
     if previous is None:

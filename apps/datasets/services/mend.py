@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.datasets.models import Release, ReleaseEntry, ReleaseFile
-from apps.datasets.parquet import sha256_of
+from apps.datasets.parquet import WrittenFile, sha256_of
 from apps.datasets.services import card as cards
 from apps.datasets.services import storage
 from apps.trajectories.shown import SHOWN_FIELDS
@@ -115,7 +115,18 @@ def release_cards_mend(*, progress: Callable[[int, int], None] | None = None) ->
         cards.index_entries(release)
         front, _old_body = _split(release.card)
         previous = release.previous if release.previous_id else None
-        _new_front, body = _split(cards.card_text(release, [], previous))
+        listed = [
+            WrittenFile(
+                config=row.config,
+                path=row.path,
+                local=Path(),
+                size=row.size,
+                sha256=row.sha256,
+                num_rows=row.num_rows,
+            )
+            for row in release.files.exclude(config="")
+        ]
+        _new_front, body = _split(cards.card_text(release, listed, previous))
         # The front matter is ours alone (configs, sizes, licence): kept as published.
         new_card = (front or _new_front) + body
         if new_card != release.card:

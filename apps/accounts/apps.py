@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class AccountsConfig(AppConfig):
@@ -12,6 +13,7 @@ class AccountsConfig(AppConfig):
         # schema registers the token scheme with drf-spectacular (extensions register on import).
         from apps.accounts import receivers, schema  # noqa: F401
 
+        post_migrate.connect(receivers.site_from_settings, dispatch_uid="accounts-site-name")
         user_logged_in.connect(receivers.github_signed_in, dispatch_uid="accounts-avatar-login")
         social_account_added.connect(
             receivers.github_signed_in, dispatch_uid="accounts-avatar-connect"

@@ -21,3 +21,22 @@ def github_signed_in(sender: Any, request: Any = None, user: Any = None, **kwarg
 
     user_id = user.pk
     transaction.on_commit(lambda: avatar_fetch_task.delay(user_id, url))
+
+
+def site_from_settings(sender, **kwargs) -> None:
+    """After migrate: the Sites framework's one row names this site (allauth's mails greet
+    "Hello from {site name}!" and link to its domain), not "example.com"."""
+    from urllib.parse import urlsplit
+
+    from django.conf import settings
+    from django.contrib.sites.models import Site
+    from django.db import DatabaseError
+
+    domain = urlsplit(settings.SITE_URL).netloc or "localhost"
+    try:
+        Site.objects.update_or_create(
+            pk=settings.SITE_ID, defaults={"domain": domain[:100], "name": settings.SITE_NAME}
+        )
+    except DatabaseError:  # the sites table is not there yet; a later post_migrate fills it
+        return
+    Site.objects.clear_cache()

@@ -290,3 +290,39 @@ def test_images_are_served_only_to_those_who_see_the_trajectory(
     # An image is reachable only through a trajectory that refers to it.
     assert client.get(f"{URL}/{unrelated.share_id}/images/{sha}").status_code == 404
     assert client.get(f"{URL}/{unrelated.share_id}/images/nothex").status_code == 404
+
+
+def test_unknown_query_parameters_are_refused_by_name(client_as, owner):
+    """Issue 20: `page_size` or `review_state` on the public list were ignored silently, so the
+    answer looked filtered. The API names them; the browse page keeps ignoring them."""
+    trajectory = make_trajectory(owner=owner)
+    client = client_as(None)
+    response = client.get(f"{URL}?page_size=5")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["where"] == "page_size" and "page_size" in error["message"]
+    assert "limit" in error["message"]  # says what it takes
+    response = client.get(f"{URL}?review_state=held")
+    assert response.status_code == 400 and response.json()["error"]["where"] == "review_state"
+    response = client.get(f"{URL}/{trajectory.share_id}/events?page=2")
+    assert response.status_code == 400 and response.json()["error"]["where"] == "page"
+    assert client.get(f"{URL}/{trajectory.share_id}/events?limit=1").status_code == 200
+    assert client.get("/browse/?page_size=5&utm_source=x").status_code == 200
+
+
+def test_owner_me_filters_by_visibility_and_review_state(client_as, owner):
+    held = make_trajectory(owner=owner, review_state="held", task="held one")
+    private = make_trajectory(owner=owner, visibility="private", task="private one")
+    public = make_trajectory(owner=owner, task="public one")
+    client = client_as(owner)
+
+    def ids(query: str) -> set[str]:
+        response = client.get(f"{URL}?owner=me&{query}")
+        assert response.status_code == 200, response.json()
+        return {item["id"] for item in response.json()["results"]}
+
+    assert ids("review_state=held") == {held.share_id}
+    assert ids("visibility=private") == {private.share_id}
+    assert ids("visibility=public&review_state=approved") == {public.share_id}
+    wrong = client.get(f"{URL}?owner=me&review_state=maybe")
+    assert wrong.status_code == 400 and wrong.json()["error"]["where"] == "review_state"

@@ -52,7 +52,7 @@ from apps.trajectories.api.serializers import (
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter, as_utc
 from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
-from apps.trajectories.models import Trajectory
+from apps.trajectories.models import ReviewState, Trajectory, Visibility
 from apps.trajectories.selectors.redactions import with_redaction_index
 from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
@@ -180,6 +180,25 @@ class JsonApiView(APIView):
     content_negotiation_class = AlwaysJson
 
 
+# The list's query parameters: the shared FilterSet's, the pagination's and `owner`; with
+# owner=me also the states only an owner may filter by.
+LIST_PARAMETERS = {*TrajectoryFilter.base_filters, "owner", "cursor", "limit"}
+OWN_FILTERS = {"visibility": list(Visibility.values), "review_state": list(ReviewState.values)}
+
+
+def refuse_unknown_parameters(request: Request, known: set[str]) -> None:
+    """A 400 naming the query parameters an endpoint does not take (a misspelt `page_size` or a
+    filter it lacks would otherwise be ignored, and the answer look like a match). Pages keep
+    ignoring them: a link with a tracking parameter still opens."""
+    unknown = sorted(set(request.query_params) - known - {"format"})
+    if unknown:
+        raise ApiError(
+            f"unknown query parameter{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}; "
+            f"this endpoint takes {', '.join(sorted(known))}",
+            unknown[0],
+        )
+
+
 class TrajectoryListView(JsonApiView):
     """GET: public trajectories (or ?owner=me: the caller's own). POST: share trajectories."""
 
@@ -195,6 +214,18 @@ class TrajectoryListView(JsonApiView):
         ),
         parameters=[
             OpenApiParameter("owner", str, enum=["me"], description="Only the caller's own."),
+            OpenApiParameter(
+                "visibility",
+                str,
+                enum=list(Visibility.values),
+                description="With owner=me only: the caller's own of this visibility.",
+            ),
+            OpenApiParameter(
+                "review_state",
+                str,
+                enum=list(ReviewState.values),
+                description="With owner=me only: the caller's own in this review state.",
+            ),
             OpenApiParameter("q", str, description="Full-text search."),
             OpenApiParameter("agent", str),
             OpenApiParameter("model", str),
@@ -210,6 +241,7 @@ class TrajectoryListView(JsonApiView):
     )
     def get(self, request: Request) -> Response:
         owner = request.query_params.get("owner", "")
+        refuse_unknown_parameters(request, LIST_PARAMETERS | ({*OWN_FILTERS} if owner else set()))
         if owner:
             if owner != "me":
                 raise ApiError("owner accepts only 'me'", "owner")
@@ -217,6 +249,13 @@ class TrajectoryListView(JsonApiView):
             if user is None:
                 raise ApiError("sign in or send an API token to list your own", "owner", 401)
             queryset = selectors.trajectory_list_owned(user)
+            for name, choices in OWN_FILTERS.items():
+                value = request.query_params.get(name)
+                if value is None:
+                    continue
+                if value not in choices:
+                    raise ApiError(f"{name} is one of: {', '.join(choices)}", name)
+                queryset = queryset.filter(**{name: value})
         else:
             queryset = selectors.trajectory_list_public()
         queryset = with_redaction_index(
@@ -463,6 +502,7 @@ class TrajectoryEventsView(JsonApiView):
         responses={200: page_of("EventPage", EventOutputSerializer()), **ERRORS},
     )
     def get(self, request: Request, share_id: str) -> Response:
+        refuse_unknown_parameters(request, {"cursor", "limit"})
         user = _user(request)
         trajectory = selectors.trajectory_get_visible(share_id, user, indexed=True)
         paginator = EventCursorPagination()

@@ -38,6 +38,9 @@ from django.conf import settings
 from apps.learn.retrieval import dense
 
 logger = logging.getLogger(__name__)
+# bm25s sets its own logger to DEBUG when imported, after Django's LOGGING made it WARNING:
+# `synthesize` then printed its "Building index from tokens" lines.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 STOPWORDS = "en"
 KEEP_BUILDS = 2  # the one in use and the one before (a process may still be loading it)
 

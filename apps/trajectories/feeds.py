@@ -48,7 +48,9 @@ class LatestPublicTrajectoriesFeed(Feed):
         return item.published_at or item.created_at
 
     def item_updateddate(self, item):
-        return item.updated_at
+        # Publishing is a conditional update that leaves updated_at as it was: an entry is
+        # never updated before it was published (Atom readers sort by both).
+        return max(item.updated_at, self.item_pubdate(item))
 
     def item_author_name(self, item) -> str:
         return _xml(redacted(item.agent, item)) or "Unknown agent"

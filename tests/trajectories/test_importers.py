@@ -311,3 +311,16 @@ def test_made_share_payload(made_fixture):
         "finish",
     ]
     assert b"made.up.contributor" not in orjson.dumps(trajectory.metadata)
+
+
+def test_titles_leave_out_image_tokens(real_fixture):
+    """Issue 20: imported titles kept the `<image>` token of multimodal data."""
+    from apps.trajectories.importers.base import title_from
+
+    assert title_from("<image>Who are they?") == "Who are they?"
+    assert title_from("Compare <IMAGE> and <image>\nplease") == "Compare and please"
+    titles = [
+        t.title
+        for t in parse(real_fixture("messages_mllm_demo_with_image_paths.json")).trajectories
+    ]
+    assert titles[0] == "Who are they?" and not [t for t in titles if "<image>" in t.lower()]

@@ -7,6 +7,7 @@ what is wrong and where. Limits (events, depth, field size) are enforced by the 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -168,9 +169,15 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit]
 
 
+# Where an image sits in a multimodal message (LLaVA, LLaMA-Factory, ShareGPT-4V data): no words
+# for a title.
+_IMAGE_TOKENS = re.compile(r"<(?:image|video|audio)>", re.IGNORECASE)
+
+
 def title_from(text: str, limit: int = 120) -> str:
-    """One line of at most `limit` characters, for a title taken from a message."""
-    line = " ".join(text[: limit * 8].split())
+    """One line of at most `limit` characters, for a title taken from a message (without the
+    `<image>` tokens of multimodal data)."""
+    line = " ".join(_IMAGE_TOKENS.sub(" ", text[: limit * 8]).split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 

@@ -1,0 +1,296 @@
+"""The canary crawl (issue 20): every public byte comes from the redacted view.
+
+One trajectory per import format (the suite's samples) carries a unique, correctly formed secret
+in each of its own string fields (title, agent, model, version, feedback) and in an event's text
+in each form a renderer decodes (plain, ANSI colour codes, Base64 of an assignment); the real
+scan runs and a careless moderator approves whatever it held. Then, as anonymous and as another
+signed-in user, the crawl visits every URL pattern of the URLconf with the canary trajectories'
+ids filled in (a pattern it cannot fill fails the test until a filler or a reason is added
+below), follows every same-site link of what it read, reads the sitemaps and the feed, every
+mail not addressed to the owner, and every file of a release built from them. It fails on a
+secret or on any 12-character fragment of one.
+
+New surfaces, fields and formats join by existing: a new URL pattern must be filled or excused
+here, a new sample format is shared here on its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections import deque
+from html import unescape
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pyarrow.parquet as pq
+import pytest
+from django.core import mail
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from apps.datasets import services as release_services
+from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
+from tests.conftest import SAMPLE_FILES, SAMPLES_DIR
+from tests.moderation.samples import github_token
+
+pytestmark = pytest.mark.django_db
+
+FRAGMENT = 12
+PAGE_LIMIT = 600
+OWN_FIELDS = ("title", "agent", "model_name", "agent_version", "feedback_text")
+
+# Patterns the crawl does not fill, each with its reason. Everything else must be filled.
+EXCUSED = {
+    "admin/": "Django admin: staff only (anonymous and other users are sent to its login)",
+    "accounts/": "allauth's sign-in, sign-up and e-mail pages: no trajectory text",
+    "api/v1/trajectories/preview": "POST only: previews an upload, stores nothing",
+    "share_od_trajectory": "POST only: the OpenHands drop-in share endpoint",
+    "api/share": "POST only: the OpenHands drop-in share endpoint",
+    "api/v1/retrieve": "POST only: visited below with a query body",
+}
+# Query strings that make a filled pattern show the canary trajectories.
+QUERIES = {
+    "compare/": ["?a={a}&b={b}"],
+    "compare/rows": ["?a={a}&b={b}"],
+    "browse/": ["", "?q=token", "?agent={agent}", "?model={model}"],
+    "api/v1/trajectories": ["", "?q=token", "?agent={agent}"],
+    "t/{share_id}/find": ["?q=token", "?q=ghp"],
+}
+
+
+def _walk(patterns, prefix: str = ""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            yield prefix + str(pattern.pattern)
+
+
+def _route(raw: str) -> str:
+    """A pattern as a template with {names}: regex groups and converters alike."""
+    route = raw.lstrip("^").rstrip("$")
+    route = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", route)
+    route = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
+    return route.replace("\\.", ".")
+
+
+def fragments(secret: str) -> set[str]:
+    return {secret[i : i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)}
+
+
+class Canaries:
+    def __init__(self):
+        self.secrets: list[str] = []
+        self._pieces: dict[str, str] = {}
+
+    def new(self) -> str:
+        secret = github_token()
+        self.secrets.append(secret)
+        for piece in fragments(secret):
+            self._pieces[piece] = secret
+        return secret
+
+    def found(self, text: str) -> list[str]:
+        hits = []
+        for secret in self.secrets:
+            if any(piece in text for piece in fragments(secret)):
+                hits.append(secret)
+        return hits
+
+
+def _event_text(canaries: Canaries) -> str:
+    plain, ansi, encoded = canaries.new(), canaries.new(), canaries.new()
+    blob = base64.b64encode(f"export GH_TOKEN={encoded}\n".encode()).decode()
+    return (
+        f"The token is {plain} (do not share).\n"
+        f"\x1b[32mexport GH_TOKEN=\x1b[1m{ansi}\x1b[0m\n"
+        f"echo {blob} | base64 -d > .env\n"
+    )
+
+
+@pytest.fixture
+def canary_world(settings, tmp_path, owner, moderator):
+    root = tmp_path / "releases"
+    root.mkdir()
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "releases": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(root)},
+        },
+    }
+    settings.TRAJHUB_RELEASE_BUILD_DIR = str(tmp_path / "build")
+    settings.TRAJHUB_RELEASE_OPT_OUT_DAYS = 0
+    canaries = Canaries()
+    shared: list[Trajectory] = []
+    for name in SAMPLE_FILES:
+        result = trajectory_ingest(
+            data=(SAMPLES_DIR / name).read_bytes(),
+            user=owner,
+            options=ShareOptions(visibility="public", license_agreed=True, filename=name),
+        )
+        assert result.stored, (name, result.errors)
+        trajectory = result.stored[0].trajectory
+        fields = {field: f"{field} {canaries.new()}" for field in OWN_FIELDS}
+        Trajectory.objects.filter(pk=trajectory.pk).update(**fields)
+        last = trajectory.events.order_by("-position").first()
+        Event.objects.create(
+            trajectory=trajectory,
+            position=(last.position + 1) if last else 0,
+            source="agent",
+            kind="message",
+            type="message",
+            text=_event_text(canaries),
+        )
+        Trajectory.objects.filter(pk=trajectory.pk).update(num_events=trajectory.events.count())
+        trajectory.refresh_from_db()
+        trajectory_scan(trajectory=trajectory)
+        trajectory.refresh_from_db()
+        if trajectory.review_state != "approved":  # a careless moderator approves it all
+            trajectory_approve(trajectory=trajectory, moderator=moderator)
+            trajectory.refresh_from_db()
+        assert trajectory.is_public, name
+        shared.append(trajectory)
+    mail.outbox.clear()
+    release = release_services.release_run(force=True).release
+    assert release is not None and release.status == "published"
+    return {"canaries": canaries, "trajectories": shared, "release": release, "root": root}
+
+
+def _fillings(world) -> dict[str, list[str]]:
+    trajectories = world["trajectories"]
+    first = trajectories[0]
+    steps = [str(e.position) for e in first.events.order_by("position")]
+    release = world["release"]
+    return {
+        "share_id": [t.share_id for t in trajectories],
+        "step": steps,
+        "index": ["0", "1"],
+        "version": [str(release.version)],
+        "path": list(release.files.values_list("path", flat=True)),
+        "section": ["trajectories", "static", "releases"],
+        "username": [first.owner.username],
+        "sha256": ["0" * 64],
+        "token": ["not-a-token"],
+        "token_id": ["1"],
+        "export_id": ["1"],
+    }
+
+
+def _urls(world) -> list[str]:
+    fill = _fillings(world)
+    shown = world["trajectories"][0]
+    urls: list[str] = []
+    unfilled: list[str] = []
+    for raw in _walk(get_resolver().url_patterns):
+        route = _route(raw)
+        if any(route.startswith(prefix) for prefix in EXCUSED):
+            continue
+        names = re.findall(r"\{(\w+)\}", route)
+        missing = [name for name in names if name not in fill]
+        if missing:
+            unfilled.append(f"{raw} (no filler for {', '.join(missing)})")
+            continue
+        combos = [{}]
+        for name in names:
+            values = fill[name] if name in ("share_id", "step", "path") else fill[name][:1]
+            combos = [{**combo, name: value} for combo in combos for value in values]
+        for combo in combos:
+            path = "/" + route.format(**combo)
+            for query in QUERIES.get(route, [""]):
+                urls.append(
+                    path
+                    + query.format(
+                        a=fill["share_id"][0],
+                        b=fill["share_id"][-1],
+                        agent=shown.shown_agent,
+                        model=shown.shown_model,
+                    )
+                )
+    assert not unfilled, "URL patterns the canary crawl cannot fill: " + "; ".join(unfilled)
+    return urls
+
+
+_LINK = re.compile(r"""(?:href|src|action|hx-get|data-url)=["']([^"'#]+)""")
+
+
+def _crawl(client: Client, start: list[str], canaries: Canaries) -> tuple[int, list[str]]:
+    seen: set[str] = set()
+    queue = deque(start)
+    leaks: list[str] = []
+    while queue and len(seen) < PAGE_LIMIT:
+        url = queue.popleft()
+        if url in seen or url.startswith(("/admin", "/accounts/logout", "/static/")):
+            continue
+        seen.add(url)
+        response = client.get(url)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        text = body.decode("utf-8", errors="replace")
+        headers = "\n".join(f"{k}: {v}" for k, v in response.items())
+        for secret in canaries.found(unescape(text) + headers):
+            leaks.append(f"{url} ({response.status_code}) shows part of {secret[:8]}…")
+        if url.endswith(".parquet"):
+            continue
+        for link in _LINK.findall(text):
+            link = unescape(link)
+            absolute = urljoin("http://testserver" + url, link)
+            parts = urlsplit(absolute)
+            if parts.netloc not in ("testserver", "127.0.0.1:8000") or parts.scheme not in (
+                "http",
+                "https",
+            ):
+                continue
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            if target not in seen:
+                queue.append(target)
+    return len(seen), leaks
+
+
+def test_no_canary_reaches_any_public_surface(canary_world, other_user):
+    canaries: Canaries = canary_world["canaries"]
+    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 3)
+    urls = _urls(canary_world)
+    leaks: list[str] = []
+    visited = 0
+    signed_in = Client()
+    signed_in.force_login(other_user)
+    for client in (Client(), signed_in):
+        count, found = _crawl(client, urls, canaries)
+        visited += count
+        leaks += found
+        for trajectory in canary_world["trajectories"][:2]:
+            answer = client.post(
+                "/api/v1/retrieve",
+                data=json.dumps({"query": f"{trajectory.title} token", "k": 5}),
+                content_type="application/json",
+            )
+            for secret in canaries.found(answer.content.decode()):
+                leaks.append(f"POST /api/v1/retrieve shows part of {secret[:8]}…")
+    assert visited > 100, visited
+    # The detector works: the owner, who sees the originals, is shown canaries.
+    mine = Client()
+    mine.force_login(canary_world["trajectories"][0].owner)
+    page = mine.get(canary_world["trajectories"][0].get_absolute_url()).content.decode()
+    assert canaries.found(unescape(page))
+    owner_email = canary_world["trajectories"][0].owner.email
+    for message in mail.outbox:
+        if owner_email and owner_email in message.to:
+            continue
+        for secret in canaries.found(message.subject + message.body):
+            leaks.append(f"a mail to {message.to} shows part of {secret[:8]}…")
+    release = canary_world["release"]
+    folder: Path = canary_world["root"] / release.prefix
+    files = [path for path in folder.rglob("*") if path.is_file()]
+    assert any(path.name == "README.md" for path in files)
+    for path in files:
+        if path.suffix == ".parquet":
+            text = json.dumps(pq.read_table(path).to_pylist(), default=str)
+        else:
+            text = path.read_text(errors="replace")
+        for secret in canaries.found(text):
+            leaks.append(f"release file {path.relative_to(folder)} holds part of {secret[:8]}…")
+    assert not leaks, "\n".join(sorted(set(leaks)))

@@ -235,7 +235,10 @@ def test_visibility_button_on_the_owners_page(signed_in, owner):
     assert f'href="/me/t/{trajectory.share_id}/delete"' in page
 
     response = signed_in.post(url, {"visibility": "public"}, follow=True)
-    assert "Not changed" in response.content.decode()
+    said = response.content.decode()
+    # In a page's words, not the API's (issue 20: "send license_agreed=true").
+    assert "Not changed" in said and "tick the box agreeing to the site" in said
+    assert "license_agreed" not in said.split("<form")[0] and "send license_agreed" not in said
     response = signed_in.post(
         url,
         {"visibility": "public", "license_agreed": "yes", "next": trajectory.get_absolute_url()},
@@ -258,6 +261,19 @@ def test_only_the_owner_sees_the_controls_on_the_page(client, owner, other_user,
         assert marker not in response.content.decode(), user
     client.force_login(owner)
     assert marker in client.get(trajectory.get_absolute_url()).content.decode()
+
+
+def test_the_password_link_shows_only_on_anonymous_shares(client, owner, other_user):
+    """Issue 20: "Manage this share (password)" showed on trajectories owned by an account,
+    which have no password."""
+    owned = make_trajectory(owner=owner, visibility="public", title="owned")
+    anonymous = make_trajectory(owner=None, visibility="public", title="anonymous")
+    for user in (None, other_user):
+        viewer = Client()
+        if user is not None:
+            viewer.force_login(user)
+        assert "Manage this share" not in viewer.get(owned.get_absolute_url()).content.decode()
+        assert "Manage this share" in viewer.get(anonymous.get_absolute_url()).content.decode()
 
 
 def test_owner_deletes_one_after_confirming(client, owner, other_user):

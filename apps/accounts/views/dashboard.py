@@ -7,6 +7,7 @@ calls the trajectory services.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -90,7 +91,7 @@ def me_bulk(request: HttpRequest) -> HttpResponse:
             license_agreed=request.POST.get("license_agreed") == "yes",
         )
     except InvalidShare as exc:
-        messages.error(request, f"Nothing was changed: {exc.message}.")
+        messages.error(request, f"Nothing was changed: {_in_words(exc)}.")
         return redirect(_back(request))
     plural = "y" if result.count == 1 else "ies"
     done = {
@@ -104,6 +105,16 @@ def me_bulk(request: HttpRequest) -> HttpResponse:
             request, "Public trajectories appear on the site once the automatic check passes."
         )
     return redirect(_back(request))
+
+
+def _in_words(exc: InvalidShare) -> str:
+    """The service's message as a page says it: the API's wording names its fields."""
+    if exc.where == "license_agreed":
+        return (
+            f"to make it public, tick the box agreeing to the site's licence "
+            f"({settings.TRAJHUB_LICENSE}) first"
+        )
+    return exc.message
 
 
 def _owned_or_404(request: HttpRequest, share_id: str):
@@ -167,7 +178,7 @@ def me_visibility(request: HttpRequest, share_id: str) -> HttpResponse:
             license_agreed=request.POST.get("license_agreed") == "yes",
         )
     except InvalidShare as exc:
-        messages.error(request, f"Not changed: {exc.message}.")
+        messages.error(request, f"Not changed: {_in_words(exc)}.")
     else:
         messages.success(request, f"It is {trajectory.get_visibility_display().lower()} now.")
     return redirect(_back(request, trajectory.get_absolute_url()))

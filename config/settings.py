@@ -453,7 +453,11 @@ TRAJHUB_APPEAL_LINK_SECONDS = env_int("TRAJHUB_APPEAL_LINK_SECONDS", 30 * 24 * 3
 # Dataset releases (apps/datasets).
 TRAJHUB_RELEASE_NAME = os.environ.get("TRAJHUB_RELEASE_NAME", "TrajHub trajectories")
 TRAJHUB_RELEASE_EVERY_DAYS = env_float("TRAJHUB_RELEASE_EVERY_DAYS", 7.0)
-TRAJHUB_RELEASE_OPT_OUT_DAYS = env_float("TRAJHUB_RELEASE_OPT_OUT_DAYS", 7.0)
+# The embedded default (`make run`: no DATABASE_URL) and DEBUG have nobody to wait for: 0 days,
+# so `build_release --now` publishes at once there. Production waits a week.
+TRAJHUB_RELEASE_OPT_OUT_DAYS = env_float(
+    "TRAJHUB_RELEASE_OPT_OUT_DAYS", 0.0 if DEBUG or not os.environ.get("DATABASE_URL") else 7.0
+)
 TRAJHUB_RELEASE_SHARD_BYTES = env_int("TRAJHUB_RELEASE_SHARD_BYTES", 500 * 1000 * 1000)
 # Row groups the Hugging Face viewer can page through: <= 100 MB in memory each.
 TRAJHUB_RELEASE_ROW_GROUP_BYTES = env_int("TRAJHUB_RELEASE_ROW_GROUP_BYTES", 64 * 1024 * 1024)

@@ -122,3 +122,32 @@ def test_no_window_with_zero_days(release_storage, owner):
 def test_a_link_with_a_bad_token_is_404(client):
     assert client.get("/releases/optout/forged").status_code == 404
     assert client.get("/me/releases/").status_code == 302  # sign in first
+
+
+def test_an_announcement_that_reached_nobody_publishes_at_once(window):
+    """Issue 20: `build_release --now` only announced, and nothing could publish before the
+    window ended, even when no contributor had been told of one."""
+    share(user=None, seed=31)  # anonymous, no contact address: nobody to tell
+    result = services.release_run(force=True)
+    assert result.action == "published", result.message
+    assert result.release.status == ReleaseStatus.PUBLISHED
+    assert not Notice.objects.filter(kind="release_announced").exists()
+
+
+def test_the_embedded_default_has_no_window(monkeypatch):
+    """`make run` (no DATABASE_URL) publishes at once; production waits a week."""
+    import importlib
+
+    import config.settings as site_settings
+
+    monkeypatch.delenv("TRAJHUB_RELEASE_OPT_OUT_DAYS", raising=False)
+    monkeypatch.delenv("DJANGO_DEBUG", raising=False)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    try:
+        assert importlib.reload(site_settings).TRAJHUB_RELEASE_OPT_OUT_DAYS == 0
+        monkeypatch.setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none")
+        monkeypatch.setenv("DJANGO_SECRET_KEY", "test-only")
+        assert importlib.reload(site_settings).TRAJHUB_RELEASE_OPT_OUT_DAYS == 7
+    finally:
+        monkeypatch.undo()
+        importlib.reload(site_settings)

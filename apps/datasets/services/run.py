@@ -323,6 +323,14 @@ def _start(
         )
         release.refresh_from_db()
         told = _announce(release)
+        if not told:
+            # Nobody could be told (anonymous shares without a contact address): there is no
+            # window anyone was promised, so waiting would only delay the release.
+            Release.objects.filter(pk=release.pk, status=ReleaseStatus.ANNOUNCED).update(
+                opt_out_until=now
+            )
+            release.refresh_from_db()
+            return _publish(release, progress=progress)
         return RunResult(
             "announced",
             f"{before}{release.name} announced: {first_time} trajectories go into a release for the "

@@ -25,6 +25,8 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo_data --if-empty --count 36
+	@# Commands run beside the site (build_release, the shell) read it there: their mails link here.
+	@printf '%s\n' "$(SITE_URL)" > var/site_url
 	@echo "TrajHub at $(SITE_URL)/ (Ctrl-C stops the site, the worker and beat)"
 	@# The worker (with beat inside it) runs beside the site on the filesystem broker; it stops
 	@# when the site stops, whether by Ctrl-C or because runserver could not start.

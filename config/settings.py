@@ -48,7 +48,24 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
-SITE_URL = os.environ.get("TRAJHUB_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Links in mails, feeds and the API. `make run` also writes the address it serves on to
+# var/site_url, so that a command run beside it (build_release, a notice sent from the shell)
+# links to that port too, not to 8000.
+SITE_URL_FILE = VAR_DIR / "site_url"
+
+
+def _site_url() -> str:
+    if os.environ.get("TRAJHUB_SITE_URL"):
+        return os.environ["TRAJHUB_SITE_URL"]
+    if not os.environ.get("DATABASE_URL"):
+        try:
+            return SITE_URL_FILE.read_text(encoding="utf-8").strip() or "http://127.0.0.1:8000"
+        except OSError:
+            pass
+    return "http://127.0.0.1:8000"
+
+
+SITE_URL = _site_url().rstrip("/")
 SITE_NAME = "TrajHub"
 
 INSTALLED_APPS = [

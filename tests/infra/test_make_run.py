@@ -74,6 +74,22 @@ def test_make_run_on_another_port_makes_every_absolute_link_follow_it(tmp_path):
         text=True,
     )
     assert site_url.stdout.strip() == "http://127.0.0.1:8101", site_url.stderr
+    # A command run beside `make run` (issue 20: its mails linked to :8000) reads the address
+    # `make run` wrote to var/site_url.
+    assert "printf '%s\\n' \"http://127.0.0.1:8101\" > var/site_url" in dry.stdout
+    (tmp_path / "site_url").write_text("http://127.0.0.1:8101\n")
+    beside = subprocess.run(
+        [_executable("python"), "-c", "import config.settings as s; print(s.SITE_URL)"],
+        cwd=ROOT,
+        # The embedded default: production (DATABASE_URL) sets TRAJHUB_SITE_URL instead.
+        env={
+            **{k: v for k, v in env.items() if k != "DATABASE_URL"},
+            "TRAJHUB_VAR_DIR": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+    )
+    assert beside.stdout.strip() == "http://127.0.0.1:8101", beside.stderr
 
 
 @pytest.fixture

@@ -46,6 +46,17 @@ def test_release_pages_and_taking_out(browser_page, releases, owner, browser_log
     assert page.locator("h2", has_text="How it was cleaned").count() == 1
     assert page.locator("a", has_text="data/train-00000-of-00001.parquet").count() == 1
     browser_page.screenshot("release-detail", full_page=True)
+    # Every checksum is shown whole, inside the table, on a laptop and on a phone (issue 20:
+    # the sha256 column was cut).
+    for width, height in ((1366, 768), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        wrap = page.locator(".table-wrap").first.bounding_box()
+        for cell in page.locator("code.digest").all():
+            box = cell.bounding_box()
+            assert box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1, (width, box, wrap)
+            assert len(cell.inner_text().replace("\n", "")) == 64
+    browser_page.screenshot("release-detail-phone", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
 
     browser_login(page.context, owner)
     browser_page.goto("/me/releases/")

@@ -5,6 +5,8 @@ from django.db.models.signals import post_migrate
 class AccountsConfig(AppConfig):
     name = "apps.accounts"
     label = "accounts"
+    # allauth's "account" app is "Accounts" in the admin too: one sidebar entry each, told apart.
+    verbose_name = "Users and API tokens"
 
     def ready(self) -> None:
         from allauth.account.signals import user_logged_in

@@ -69,3 +69,18 @@ def test_anonymous_is_sent_to_sign_in(client):
     assert client.get("/me/tokens/")["Location"].startswith("/accounts/login/")
     assert client.post("/me/tokens/", {"name": "x"}).status_code == 302
     assert ApiToken.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_admin_sidebar_names_each_app_once(client, django_user_model):
+    """Issue 20: "Accounts" appeared twice in the admin's sidebar (allauth's and ours)."""
+    import re
+
+    staff = django_user_model.objects.create_user("boss", password="x", is_staff=True)
+    staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    html = client.get("/admin/").content.decode()
+    captions = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', html)
+    assert captions and len(captions) == len(set(captions)), captions
+    assert "Users and API tokens" in captions

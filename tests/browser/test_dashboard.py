@@ -76,3 +76,32 @@ def test_accounts_pages_fit_a_phone(browser_page, owner, browser_login):
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= viewport["width"], (name, width_name, width)
     assert browser_page.page_errors == [] and browser_page.dialogs == []
+
+
+def test_select_all_and_row_actions_on_a_phone(browser_page, owner, browser_login):
+    """Issue 20: the dashboard had no "select all", and on a phone its row actions were off
+    the screen (inside a table that scrolled sideways)."""
+    runs = [
+        make_trajectory(title=f"Phone run {index} " * 4, owner=owner, visibility="private")
+        for index in range(3)
+    ]
+    browser_login(browser_page.context, owner)
+    page = browser_page.page
+    page.set_viewport_size(PHONE)
+    browser_page.goto("/me/")
+    select_all = page.get_by_label("Select all on this page")
+    select_all.check()
+    assert page.locator('input[name="ids"]:checked').count() == len(runs)
+    page.locator('input[name="ids"]').first.uncheck()
+    assert not select_all.is_checked()
+    assert page.evaluate("document.querySelector('[data-select-all]').indeterminate")
+    browser_page.screenshot("accounts-me-phone-select", full_page=True)
+    for link in page.locator("td.row-actions a").all():
+        box = link.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+    select_all.check()
+    page.select_option('select[name="action"]', "make_public")
+    page.check('input[name="license_agreed"]')
+    page.click("text=Apply")
+    assert "3 trajectories made public" in page.content()
+    assert browser_page.page_errors == [] and browser_page.console_errors == []

@@ -75,7 +75,7 @@ def test_me_lists_own_trajectories_in_every_state_with_findings_and_size(
     assert "Held for review" in html and "Private" in html
     assert "2.0\xa0KB" in html
     row = html[html.index(held.share_id) :]
-    assert re.search(r"<td>3</td>", row[: row.index("</tr>")])
+    assert re.search(r"<td data-label=\"findings\">3</td>", row[: row.index("</tr>")])
     assert 'content="noindex' in html
     assert private.share_id in _rows(html)
 

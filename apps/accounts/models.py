@@ -49,6 +49,7 @@ class NoticeKind(models.TextChoices):
     RELEASE_ANNOUNCED = "release_announced", "About to go into a release"
     EXPORT_READY = "export_ready", "Your data export is ready"
     SECRET_PUBLISHED = "secret_published", "A secret published in a release card"
+    APPROVED = "approved", "Approved by a moderator"
 
 
 class Notice(models.Model):

@@ -185,6 +185,17 @@ def notice_email(*, notice: Notice) -> bool:
     return sent
 
 
+def notices_answered(*, trajectory: Any, kind: str) -> int:
+    """The owner's unread notices of `kind` about this trajectory are answered (marked read):
+    a "waiting for a moderator" notice does not stay once the moderator decided."""
+    share_id = getattr(trajectory, "share_id", "")
+    if not share_id:
+        return 0
+    return Notice.objects.filter(share_id=share_id, kind=kind, read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
+
+
 def notice_mark_read(*, user: User, notice_ids: list[int] | None = None) -> int:
     """Mark the user's notices read (all of them when `notice_ids` is None)."""
     notices = Notice.objects.filter(user=user, read_at__isnull=True)

@@ -633,7 +633,7 @@ def _moderate(
         claim_release(trajectory=trajectory, moderator=moderator)
         _answer_requests(trajectory, to)
         if notify:
-            _notify_decision(trajectory, to, note)
+            _notify_decision(trajectory, to, note, seen)
     trajectory.refresh_from_db(fields=["review_state", "published_at"])
     return trajectory
 
@@ -647,11 +647,17 @@ def _answer_requests(trajectory: Trajectory, to: str) -> None:
         appeals_resolve(trajectory=trajectory, resolution="granted")
 
 
-def _notify_decision(trajectory: Trajectory, to: str, note: str) -> None:
+def _notify_decision(trajectory: Trajectory, to: str, note: str, seen: str) -> None:
     """The owner (or the anonymous sharer's contact email) learns why; a rejection's notice
-    carries the signed link of the appeal form."""
-    from apps.accounts.notices import notice_send
+    carries the signed link of the appeal form. An approval of what the scan held answers the
+    "waiting for a moderator" notice: that one is marked read, and this one says it is public."""
+    from apps.accounts.notices import notice_send, notices_answered
     from apps.moderation.reports import appeal_url
+
+    if to == ReviewState.APPROVED and seen == ReviewState.HELD:
+        notices_answered(trajectory=trajectory, kind="held")
+        notice_send(kind="approved", trajectory=trajectory, reason=note)
+        return
 
     if to == ReviewState.REJECTED:
         notice_send(

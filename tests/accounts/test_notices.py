@@ -193,3 +193,21 @@ def test_a_broker_that_is_down_does_not_break_the_caller(
     _send(django_capture_on_commit_callbacks, kind="held", trajectory=owned)
     assert Notice.objects.count() == 1
     assert "could not queue" in caplog.text
+
+
+def test_approving_what_the_scan_held_answers_the_waiting_notice(
+    owned, owner, moderator, mailoutbox, django_capture_on_commit_callbacks
+):
+    """Issue 20: nobody was told when a held trajectory was approved, and the "waiting for a
+    moderator" notice stayed unread."""
+    from apps.moderation.services import trajectory_approve
+
+    _send(django_capture_on_commit_callbacks, kind="held", trajectory=owned, reason="a key")
+    with django_capture_on_commit_callbacks(execute=True):
+        trajectory_approve(trajectory=owned, moderator=moderator, note="a test key, harmless")
+    waiting = Notice.objects.get(kind="held", share_id=owned.share_id)
+    assert waiting.read_at is not None
+    approved = Notice.objects.get(kind="approved", user=owner)
+    assert approved.read_at is None and "public now" in approved.body
+    assert "harmless" in approved.body
+    assert [m.subject for m in mailoutbox][-1].startswith("Your shared trajectory was approved")

@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         ("datasets", "0003_announced_as"),
         ("trajectories", "0009_shown_metadata"),
         ("moderation", "0005_release_card_rebuilt"),
-        ("accounts", "0006_alter_notice_kind_alter_noticeoptout_kind"),
+        ("accounts", "0006_notice_kinds_secret_published_approved"),
     ]
 
     operations = [migrations.RunPython(mend, migrations.RunPython.noop)]

@@ -48,6 +48,7 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+CSRF_FAILURE_VIEW = "apps.trajectories.views.errors.csrf_failure"
 SITE_URL = os.environ.get("TRAJHUB_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 SITE_NAME = "TrajHub"
 

@@ -48,6 +48,7 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+CSRF_FAILURE_VIEW = "apps.trajectories.views.errors.csrf_failure"
 # Links in mails, feeds and the API. `make run` also writes the address it serves on to
 # var/site_url, so that a command run beside it (build_release, a notice sent from the shell)
 # links to that port too, not to 8000.

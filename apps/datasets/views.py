@@ -149,5 +149,8 @@ def release_optout(request: HttpRequest, token: str) -> HttpResponse:
         "datasets/next_release.html",
         {"items": items, "announced": release, "anonymous": True},
     )
-    response["Referrer-Policy"] = "no-referrer"  # the token is in the URL
+    # The token is in the URL: it must not reach another site as a referrer. "same-origin",
+    # not "no-referrer", which makes the browser send `Origin: null` with the page's own form
+    # (and Django's CSRF check refuse it).
+    response["Referrer-Policy"] = "same-origin"
     return response

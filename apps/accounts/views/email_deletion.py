@@ -73,7 +73,9 @@ def email_deletion_confirm_view(request: HttpRequest, token: str) -> HttpRespons
             "accounts/email_deletion_confirm.html",
             {"token": token, "count": anonymous_shares_of(pending.email).count()},
         )
-    # The link is a credential: never cached, never sent on as a referrer.
+    # The link is a credential: never cached, and never sent to another site as a referrer.
+    # "same-origin" (the site's default), not "no-referrer": under no-referrer the browser
+    # sends `Origin: null` with the page's own form, and Django's CSRF check refuses it.
     add_never_cache_headers(response)
-    response["Referrer-Policy"] = "no-referrer"
+    response["Referrer-Policy"] = "same-origin"
     return response

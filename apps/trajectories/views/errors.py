@@ -57,3 +57,17 @@ def server_error(request):
     if is_drop_in(request.path) or is_api(request.path):
         return error_response(request, 500, "internal server error")
     return render(request, "500.html", status=500)
+
+
+CSRF_MESSAGE = (
+    "this form could not be sent because the page it came from had expired or was opened in "
+    "another way than the site expects; reload the page and try again (if you followed a link "
+    "from an email, open the link again)"
+)
+
+
+def csrf_failure(request, reason=""):
+    """settings.CSRF_FAILURE_VIEW: the site's own error page, not Django's bare one."""
+    if is_drop_in(request.path) or is_api(request.path):
+        return error_response(request, 403, "CSRF verification failed")
+    return error_response(request, 403, CSRF_MESSAGE, title="This form could not be sent")

@@ -378,6 +378,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    # Every JSON body is read with the nesting guard of uploads (TRAJHUB_MAX_JSON_DEPTH): DRF's
+    # own JSONParser let a few thousand levels raise RecursionError, a 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.trajectories.api.parsers.DepthCheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",

@@ -1,6 +1,6 @@
 """Gunicorn settings for TrajHub's web process (docker/compose.yaml, tests/infra, bench/).
 
-Environment: GUNICORN_BIND (default 0.0.0.0:8000), WEB_CONCURRENCY (worker processes, read by
+Environment: GUNICORN_BIND (default 127.0.0.1:8000, loopback: with TRAJHUB_TRUSTED_PROXIES=1 a client reaching gunicorn directly could forge X-Forwarded-For; compose sets 0.0.0.0:8000 on its private network), WEB_CONCURRENCY (worker processes, read by
 gunicorn itself; default 2 x CPUs + 1 here), GUNICORN_TIMEOUT (seconds, default 120: a 50 MB
 upload on a slow link must finish), GUNICORN_FORWARDED_ALLOW_IPS (proxies trusted for
 X-Forwarded-*).
@@ -9,7 +9,11 @@ X-Forwarded-*).
 import multiprocessing
 import os
 
-bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+# gunicorn 25+ opens a control socket at a fixed path (~/.gunicorn/gunicorn.ctl) that two
+# instances on one machine would share: off unless GUNICORN_CONTROL_SOCKET names one.
+control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET", "") or "gunicorn.ctl"
+control_socket_disable = not os.environ.get("GUNICORN_CONTROL_SOCKET")
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
 # Sync workers: each request holds one process; ingest is CPU and database bound, not idle I/O.
 # Gunicorn's own, except that what gunicorn refuses before Django sees it (a header over the

@@ -431,3 +431,31 @@ def test_upstream_down_or_too_slow_is_answered_in_the_callers_shape(
         answer = call(nginx.port, method, path, body=b"{}" if method == "POST" else None)
         assert answer[0] == status, (path, answer[:3])
         check_shape(answer[1], answer[2], status, shape)
+
+
+def test_the_host_header_keeps_its_port_through_nginx(tmp_path):
+    """proxy_set_header Host $http_host: Django's host check (and any link) sees host:port."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Echo(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = (self.headers.get("Host") or "").encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    nginx = start_nginx(tmp_path / "proxy", upstream=f"127.0.0.1:{upstream.server_port}")
+    try:
+        status, _, body, _ = call(
+            nginx.port, "GET", "/browse/", headers={"Host": "trajhub.test:8443"}
+        )
+        assert status == 200 and body == b"trajhub.test:8443"
+    finally:
+        nginx.stop()
+        upstream.shutdown()

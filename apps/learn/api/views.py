@@ -4,7 +4,6 @@ retrieval selector, answer."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
@@ -15,6 +14,7 @@ from apps.learn.llm import NOT_CONFIGURED
 from apps.learn.retrieval.search import ModelQueryFailed, Query, retrieve
 from apps.learn.services import llm_config
 from apps.trajectories.api.errors import ApiError
+from apps.trajectories.api.parsers import DepthCheckedJSONParser
 from apps.trajectories.api.views import ERRORS, JsonApiView
 
 
@@ -32,7 +32,7 @@ class RetrieveThrottle(SimpleRateThrottle):
 
 
 class RetrieveView(JsonApiView):
-    parser_classes = [JSONParser]
+    parser_classes = [DepthCheckedJSONParser]
     throttle_classes = [RetrieveThrottle]
 
     @extend_schema(

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import Throttled
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -29,6 +28,7 @@ from apps.moderation.api.serializers import (
 )
 from apps.moderation.errors import ModerationError
 from apps.trajectories.api.errors import ApiError
+from apps.trajectories.api.parsers import DepthCheckedJSONParser
 from apps.trajectories.api.serializers import ErrorOutputSerializer
 from apps.trajectories.api.views import JsonApiView
 from apps.trajectories.http import client_ip
@@ -86,7 +86,7 @@ def _as_api_errors() -> Iterator[None]:
 class TrajectoryReportView(JsonApiView):
     """POST: report a public trajectory (anonymous allowed, rate limited)."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [DepthCheckedJSONParser]
 
     @extend_schema(
         operation_id="trajectories_report",
@@ -124,7 +124,7 @@ class TrajectoryReportView(JsonApiView):
 class TrajectoryTakedownView(JsonApiView):
     """POST: ask for a public trajectory to be taken down (confirmed by an emailed link)."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [DepthCheckedJSONParser]
 
     @extend_schema(
         operation_id="trajectories_takedown",

@@ -109,7 +109,11 @@ class CheckedCursorPagination(CursorPagination):
 
     def paginate_queryset(self, queryset, request, view=None):
         self._model = queryset.model
-        return super().paginate_queryset(queryset, request, view=view)
+        page = super().paginate_queryset(queryset, request, view=view)
+        # next/previous are built on base_url: the site's own address (TRAJHUB_SITE_URL), never
+        # the request's Host, which a client can forge and which loses the port behind nginx.
+        self.base_url = settings.SITE_URL + request.get_full_path()
+        return page
 
     def decode_cursor(self, request):
         try:

@@ -151,6 +151,12 @@ def _hold_if_reported_enough(trajectory: Trajectory) -> bool:
     open_reports = Report.objects.filter(
         trajectory=trajectory, resolved_at__isnull=True, created_at__gte=since
     )
+    # A reporter a moderator overruled (approved the trajectory after their report) never counts
+    # again toward holding it: else the same few readers hold it again at once, every time.
+    overruled = Report.objects.filter(
+        trajectory=trajectory, resolution=ReviewState.APPROVED
+    ).values("reporter_key")
+    open_reports = open_reports.exclude(reporter_key__in=overruled)
     reporters = open_reports.values("reporter_key").distinct().count()
     if reporters < settings.TRAJHUB_REPORT_HOLD_COUNT:
         return False

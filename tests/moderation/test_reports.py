@@ -174,3 +174,17 @@ def test_the_reporters_email_is_never_shown_publicly(published, client_as):
         "/feed.atom",
     ):
         assert REPORTER_EMAIL not in Client().get(url).content.decode(), url
+
+
+def test_overruled_reporters_do_not_hold_it_again(published, admin_moderator, settings):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 3
+    for address in ("198.51.100.1", "198.51.100.2", "198.51.100.3"):
+        report(published, address)
+    assert state(published) == "held"
+    trajectory_approve(
+        trajectory=Trajectory.objects.get(pk=published.pk), moderator=admin_moderator, note="ok"
+    )
+    assert state(published) == "approved"
+    for address in ("198.51.100.1", "198.51.100.2", "198.51.100.3"):
+        report(published, address)
+    assert state(published) == "approved"  # the same three, overruled: they count no more

@@ -134,6 +134,7 @@ def report_submit(
             email=email,
             reporter=user,
             reporter_key=reporter_key,
+            address_key=_address_key(client_ip),
         )
         audit_record(
             action=AuditAction.REPORTED,
@@ -157,7 +158,11 @@ def _hold_if_reported_enough(trajectory: Trajectory) -> bool:
         trajectory=trajectory, resolution=ReviewState.APPROVED
     ).values("reporter_key")
     open_reports = open_reports.exclude(reporter_key__in=overruled)
-    reporters = open_reports.values("reporter_key").distinct().count()
+    # Reporters behind one client address count as one (older rows without it, by their key).
+    reporters = (
+        open_reports.exclude(address_key="").values("address_key").distinct().count()
+        + open_reports.filter(address_key="").values("reporter_key").distinct().count()
+    )
     if reporters < settings.TRAJHUB_REPORT_HOLD_COUNT:
         return False
     held = (

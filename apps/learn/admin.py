@@ -5,6 +5,7 @@ change goes through apps.learn.services."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
@@ -14,6 +15,8 @@ from apps.learn import services, tasks
 from apps.learn.llm import NOT_CONFIGURED, LLMNotConfigured
 from apps.learn.models import Example, SynthesisRun
 from apps.trajectories.admin import ReadOnlyAdmin
+
+START_PERMISSION = "learn.add_synthesisrun"
 
 
 def _warn_if_not_configured(request) -> None:
@@ -99,7 +102,7 @@ class SynthesisRunAdmin(ReadOnlyAdmin):
 
     def changelist_view(self, request, extra_context=None):
         _warn_if_not_configured(request)
-        extra = {"can_start": request.user.is_staff and request.user.is_active}
+        extra = {"can_start": _may_start(request.user)}
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
     def start_view(self, request):
@@ -107,9 +110,9 @@ class SynthesisRunAdmin(ReadOnlyAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         back = HttpResponseRedirect(reverse("admin:learn_synthesisrun_changelist"))
-        if not request.user.is_staff:
-            messages.error(request, "Only staff can start a synthesis run.")
-            return back
+        if not _may_start(request.user):
+            # A run spends LLM calls: viewing runs is not enough to start one.
+            raise PermissionDenied("starting a synthesis run needs the permission to add one")
         try:
             run = services.run_start()
         except LLMNotConfigured as error:
@@ -120,6 +123,11 @@ class SynthesisRunAdmin(ReadOnlyAdmin):
             request, f"Run {run.pk} started over {run.trajectories_total} trajectories."
         )
         return back
+
+
+def _may_start(user) -> bool:
+    """A run spends money on LLM calls: staff with the permission to add runs only."""
+    return user.is_active and user.is_staff and user.has_perm(START_PERMISSION)
 
 
 @admin.register(Example)

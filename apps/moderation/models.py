@@ -217,6 +217,8 @@ class Report(models.Model):
     )
     # "user:<id>" or "addr:<HMAC of the client address>": who counts as one reporter.
     reporter_key = models.CharField(max_length=80)
+    # HMAC of the client address, whoever reported: accounts behind one address are one reporter.
+    address_key = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolution = models.CharField(max_length=20, blank=True)

@@ -61,17 +61,45 @@ def _address_key(client_ip: str) -> str:
     return salted_hmac("trajhub.moderation.reporter", client_ip or "-").hexdigest()
 
 
-def _count_submission(client_ip: str) -> None:
-    """One more report or request from this address this hour; refused past the limit."""
-    key = f"moderation:reports:{_address_key(client_ip)}"
-    cache.add(key, 0, 3600)
+def _count(key: str, *, limit: int, seconds: int, message: str) -> None:
+    """One more against `key` in its window (started by the first); RateLimited past `limit`."""
+    cache.add(key, 0, seconds)
     try:
         count = cache.incr(key)
     except ValueError:  # expired between add and incr
-        cache.set(key, 1, 3600)
+        cache.set(key, 1, seconds)
         count = 1
-    if count > settings.TRAJHUB_REPORTS_PER_HOUR:
-        raise RateLimited("too many reports from your network in the last hour; try again later")
+    if count > limit:
+        raise RateLimited(message)
+
+
+def _count_submission(client_ip: str) -> None:
+    """One more report or request from this address this hour; refused past the limit."""
+    _count(
+        f"moderation:reports:{_address_key(client_ip)}",
+        limit=settings.TRAJHUB_REPORTS_PER_HOUR,
+        seconds=3600,
+        message="too many reports from your network in the last hour; try again later",
+    )
+
+
+# Confirmation mails to one address per day, whatever client asks: the form must not be a way
+# to flood someone's mailbox from many addresses.
+TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY = 3
+
+
+def _count_takedown_recipient(email: str) -> None:
+    digest = salted_hmac("trajhub.moderation.takedown-recipient", email.strip().lower())
+    _count(
+        f"moderation:takedown-recipient:{digest.hexdigest()}",
+        limit=TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY,
+        seconds=24 * 3600,
+        message=(
+            "too many takedown confirmation emails to this address today "
+            f"(at most {TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY} a day); check its inbox for the "
+            "links already sent, or try again tomorrow"
+        ),
+    )
 
 
 # --- Reports ------------------------------------------------------------------------------------
@@ -106,6 +134,7 @@ def report_submit(
             email=email,
             reporter=user,
             reporter_key=reporter_key,
+            address_key=_address_key(client_ip),
         )
         audit_record(
             action=AuditAction.REPORTED,
@@ -123,7 +152,17 @@ def _hold_if_reported_enough(trajectory: Trajectory) -> bool:
     open_reports = Report.objects.filter(
         trajectory=trajectory, resolved_at__isnull=True, created_at__gte=since
     )
-    reporters = open_reports.values("reporter_key").distinct().count()
+    # A reporter a moderator overruled (approved the trajectory after their report) never counts
+    # again toward holding it: else the same few readers hold it again at once, every time.
+    overruled = Report.objects.filter(
+        trajectory=trajectory, resolution=ReviewState.APPROVED
+    ).values("reporter_key")
+    open_reports = open_reports.exclude(reporter_key__in=overruled)
+    # Reporters behind one client address count as one (older rows without it, by their key).
+    reporters = (
+        open_reports.exclude(address_key="").values("address_key").distinct().count()
+        + open_reports.filter(address_key="").values("reporter_key").distinct().count()
+    )
     if reporters < settings.TRAJHUB_REPORT_HOLD_COUNT:
         return False
     held = (
@@ -173,6 +212,7 @@ def takedown_request(
     if not text.strip():
         raise ModerationError("say what in the trajectory is yours (which personal data)")
     _count_submission(client_ip)
+    _count_takedown_recipient(email)
     request = TakedownRequest.objects.create(
         trajectory=trajectory, email=email, text=text[:TEXT_LIMIT]
     )

@@ -65,7 +65,24 @@ def test_others_cannot_see_the_admin(example, owner):
     assert logged_in(owner).get("/admin/learn/example/").status_code == 302
 
 
+def may_start(user):
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(Permission.objects.get(codename="add_synthesisrun"))
+    return type(user).objects.get(pk=user.pk)  # a fresh permission cache
+
+
+def test_staff_without_the_add_permission_cannot_start_a_run(staff, fake_llm):
+    make_session("Paginate the API", [("grep -rn paginate api/", "api/views.py:10")])
+    client = logged_in(staff)
+    page = client.get("/admin/learn/synthesisrun/")
+    assert "Start a synthesis run" not in page.content.decode()
+    assert client.post("/admin/learn/synthesisrun/start/").status_code == 403
+    assert not SynthesisRun.objects.exists()
+
+
 def test_staff_starts_a_run_from_the_admin(staff, fake_llm, django_capture_on_commit_callbacks):
+    staff = may_start(staff)
     make_session("Paginate the API", [("grep -rn paginate api/", "api/views.py:10")])
     client = logged_in(staff)
     page = client.get("/admin/learn/synthesisrun/")
@@ -85,6 +102,7 @@ def test_staff_starts_a_run_from_the_admin(staff, fake_llm, django_capture_on_co
 
 
 def test_starting_without_an_endpoint_says_so(staff, no_llm):
+    staff = may_start(staff)
     response = logged_in(staff).post("/admin/learn/synthesisrun/start/", follow=True)
     assert "No LLM endpoint is configured" in response.content.decode()
     assert not SynthesisRun.objects.exists()

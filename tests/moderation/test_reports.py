@@ -121,13 +121,13 @@ def test_one_address_reporting_again_counts_once(published, settings):
     assert state(published) == "approved"
 
 
-def test_distinct_accounts_behind_one_address_count(published, settings, django_user_model):
+def test_distinct_accounts_behind_one_address_count_once(published, settings, django_user_model):
     settings.TRAJHUB_REPORT_HOLD_COUNT = 2
     for name in ("reader-a", "reader-b"):
         client = Client()
         client.force_login(django_user_model.objects.create_user(name))
         assert report(published, "10.1.0.50", client).status_code == 200
-    assert state(published) == "held"
+    assert state(published) == "approved"  # one address, one reporter
 
 
 def test_reports_older_than_the_window_do_not_count(published, settings):
@@ -174,3 +174,28 @@ def test_the_reporters_email_is_never_shown_publicly(published, client_as):
         "/feed.atom",
     ):
         assert REPORTER_EMAIL not in Client().get(url).content.decode(), url
+
+
+def test_overruled_reporters_do_not_hold_it_again(published, admin_moderator, settings):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 3
+    for address in ("198.51.100.1", "198.51.100.2", "198.51.100.3"):
+        report(published, address)
+    assert state(published) == "held"
+    trajectory_approve(
+        trajectory=Trajectory.objects.get(pk=published.pk), moderator=admin_moderator, note="ok"
+    )
+    assert state(published) == "approved"
+    for address in ("198.51.100.1", "198.51.100.2", "198.51.100.3"):
+        report(published, address)
+    assert state(published) == "approved"  # the same three, overruled: they count no more
+
+
+def test_accounts_behind_one_address_count_as_one_reporter(published, django_user_model, settings):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 3
+    for name in ("sock-a", "sock-b"):
+        client = Client(REMOTE_ADDR="198.51.100.7")
+        client.force_login(django_user_model.objects.create_user(name))
+        report(published, "198.51.100.7", client=client)
+    report(published, "198.51.100.7")  # and anonymously
+    assert state(published) == "approved"
+    assert Report.objects.filter(trajectory=published).count() == 3

@@ -134,3 +134,21 @@ def test_a_request_without_email_or_text_is_refused(published):
     response = Client().post(f"/t/{published.share_id}/takedown", {"email": "", "text": ""})
     assert response.status_code == 400 and b"This field is required" in response.content
     assert not TakedownRequest.objects.exists()
+
+
+def test_confirmation_mails_are_limited_per_recipient_whatever_the_client(published):
+    from apps.moderation.reports import TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY
+
+    url = f"/api/v1/trajectories/{published.share_id}/takedowns"
+    body = {"email": REQUESTER, "text": "step 2 lists my home address"}
+    for n in range(TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY):
+        client = Client(REMOTE_ADDR=f"198.51.100.{n + 1}")  # a new client address each time
+        assert client.post(url, body, content_type="application/json").status_code == 202
+    refused = Client(REMOTE_ADDR="203.0.113.9").post(url, body, content_type="application/json")
+    assert refused.status_code == 429 and refused["Retry-After"]
+    assert "this address today" in refused.content.decode()
+    assert TakedownRequest.objects.count() == TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY
+    # Another recipient is not affected.
+    other = {**body, "email": "someone.else@example.org"}
+    answer = Client(REMOTE_ADDR="203.0.113.9").post(url, other, content_type="application/json")
+    assert answer.status_code == 202

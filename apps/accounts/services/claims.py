@@ -33,7 +33,9 @@ def trajectory_claim(*, user: User, link: str, password: str, client: str) -> Tr
     Raises ClaimRefused with the same message for an unknown id and a wrong password.
     """
     share_id = share_id_from_link(link)
-    trajectory = trajectory_by_password(share_id=share_id, password=password, client=client)
+    trajectory = trajectory_by_password(
+        share_id=share_id, password=password, client=f"claim-user:{user.pk}"
+    )
     if trajectory is None:
         raise ClaimRefused("this link and password do not open an anonymous share")
     # Conditional: of two claims at once (two accounts with the password), exactly one wins.

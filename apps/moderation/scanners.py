@@ -78,7 +78,9 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 # 3 - the bound on decoded Base64 runs counts per string of a batch, not per batch.
 # 4 - the library reads the Base64 view (vendor keys encoded without their padding), and
 #     Base64 wrapped at 64 or 76 columns is decoded once unwrapped.
-ENGINE = 4
+# 5 - the Markdown view: backslash escapes and entity references decoded, as the page shows
+#     an agent's message (`&#115;k-proj-...` is a key).
+ENGINE = 5
 
 
 def version(cache_dir: str | None = None) -> str:
@@ -128,6 +130,7 @@ class Scanner:
         unwrapped = normalize.unwrapped(base)
         for view, personal, use_library in (
             (normalize.url_decoded(base), True, True),
+            (normalize.markdown_decoded(base), True, True),
             (unwrapped, False, True),
             (normalize.base64_decoded(base, runs), False, True),
         ):

@@ -219,7 +219,9 @@ def test_real_fixtures(real_fixture):
     # `curl -u theagentcompany:theagentcompany` in OpenAgentSafety: the benchmark's own login,
     # a real credential on a command line all the same.
     assert set(found) == {"email", "secret", "url_credentials"}
-    assert found["url_credentials"] == ["theagentcompany:theagentcompany"]
+    # (Scanned here as raw JSON: the Markdown view, decoding `\\"` and the like, finds the same
+    # login a second time where JSON escapes hid it from the plain pass.)
+    assert set(found["url_credentials"]) == {"theagentcompany:theagentcompany"}
     assert "aB3#fG7!kL9@" in found["secret"]
     assert "sloria1@gmail.com" in found["email"]  # a real contributor's address in a SWE-agent log
     assert "openhands@all-hands.dev" not in found["email"]

@@ -340,3 +340,31 @@ def test_compare_with_finds_the_same_first_message_title_and_instance_by_index(
         plan = queryset.explain()
     for index in ("event_first_message_md5", "traj_public_title", "traj_public_instance"):
         assert index in plan, plan
+
+
+@pytest.mark.parametrize("page", ["/compare/", "/compare/rows"])
+def test_a_secret_wrapped_across_lines_is_redacted_before_the_first_line_is_taken(owner, page):
+    # A terminal wrapped `MASTER_KEY=<32 characters>` at 40 columns: the scan finds it across the
+    # line break, so its original holds the break. Cut to the first line before redaction, the
+    # summary no longer matched it and showed 29 of its 32 characters.
+    from apps.moderation.services import trajectory_scan
+    from apps.trajectories.models import Trajectory
+    from tests.ingest_helpers import ingest_one, v0_events
+    from tests.moderation import samples as s
+
+    key = s.random_key()
+    line = f"MASTER_KEY={key}"
+    wrapped = "\n".join(line[i : i + 40] for i in range(0, len(line), 40))
+    events = v0_events(1, task="Fix it")
+    events[-1]["content"] = wrapped + "\n"
+    a = ingest_one(events, user=owner, visibility="public", license_agreed=True)
+    trajectory_scan(trajectory=a)
+    a.refresh_from_db()
+    assert any("\n" in original for original in a.redactions)  # found across the wrap
+    Trajectory.objects.filter(pk=a.pk).update(review_state="approved")
+    b = ingest(v0(["ls", "pytest"], "Fix it again"), owner=owner, visibility="public", index=0)
+    response = Client().get(f"{page}?a={a.share_id}&b={b.share_id}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "MASTER_KEY=" in html
+    assert [key[i : i + 12] for i in range(len(key) - 11) if key[i : i + 12] in html] == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html.entities
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -171,6 +172,44 @@ def url_decoded(text: str) -> View | None:
     for match in _ESCAPES.finditer(text):
         raw = bytes.fromhex(match.group(0).replace("%", ""))
         decoded = raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
+        replacements.append((match.start(), match.end(), decoded))
+    return _build(text, replacements, MARGIN)
+
+
+# What Markdown decodes (markdown-it, CommonMark): a backslash before ASCII punctuation, and
+# entity references (`&#115;`, `&#x73;`, `&amp;`). An agent's message is shown as Markdown, so a
+# key spelled `&#115;k-proj-...` or `sk\-proj\-...` is shown whole.
+_MARKDOWN = re.compile(
+    r"\\[!-/:-@\[-`{-~]|&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
+)
+_HTML5 = html.entities.html5
+
+
+def _entity_code_valid(c: int) -> bool:
+    """markdown-it's `isValidEntityCode`: what it decodes (else it shows U+FFFD)."""
+    if 0xD800 <= c <= 0xDFFF or 0xFDD0 <= c <= 0xFDEF or (c & 0xFFFF) in (0xFFFF, 0xFFFE):
+        return False
+    if c <= 0x08 or c == 0x0B or 0x0E <= c <= 0x1F or 0x7F <= c <= 0x9F:
+        return False
+    return c <= 0x10FFFF
+
+
+def markdown_decoded(text: str) -> View | None:
+    """Backslash escapes and entity references decoded as Markdown shows them, in windows."""
+    if "\\" not in text and "&" not in text:
+        return None
+    replacements = []
+    for match in _MARKDOWN.finditer(text):
+        found = match.group(0)
+        if found[0] == "\\":
+            decoded = found[1]
+        elif found[1] == "#":
+            code = int(found[3:-1], 16) if found[2] in "xX" else int(found[2:-1])
+            decoded = chr(code) if _entity_code_valid(code) else "\ufffd"
+        else:
+            decoded = _HTML5.get(found[1:])
+            if decoded is None:
+                continue
         replacements.append((match.start(), match.end(), decoded))
     return _build(text, replacements, MARGIN)
 

@@ -38,7 +38,9 @@ class Step(NamedTuple):
     kind: str
     type: str
     source: str
-    summary: str  # first line of the event's text, unredacted: the view redacts per reader
+    # The start of the event's text (SUMMARY_CHARS), unredacted: the view redacts it whole for
+    # its reader, then shows the first line.
+    summary: str
     signature: str
 
 
@@ -165,10 +167,12 @@ def _read_steps(trajectory: Trajectory) -> list[Step]:
     steps = []
     last_action = ""
     for position, kind, type_, source, head, cmd in rows:
-        summary = (head or "").strip().split("\n", 1)[0]
+        # Not cut at the first line here: the view redacts the summary whole, then shows its
+        # first line (a secret wrapped across lines matches its redaction only whole).
+        summary = (head or "").strip()
         if kind == "action" and cmd and cmd.strip() and cmd.strip() != type_:
-            summary = cmd.strip().split("\n", 1)[0]
-        signature = _signature(kind, type_, source, summary)
+            summary = cmd.strip()
+        signature = _signature(kind, type_, source, summary.split("\n", 1)[0])
         if kind == "action":
             last_action = signature
         elif kind == "observation":

@@ -68,7 +68,9 @@ def _cell(step: Step | None, marks: Marks, base: str, drop: Redact = identity) -
         return '<td class="cmp-n"></td><td class="cmp-gap">—</td>'
     # Redacted whole, then cut: a secret straddling the cut would otherwise no longer match
     # its original and show in part ("a partial secret is a secret").
-    text = marks.plain(drop(step.summary))
+    # The first line is taken after redaction too: a value wrapped across lines is redacted
+    # only whole, as the viewer redacts the event's text.
+    text = marks.plain(drop(step.summary)).split("\n", 1)[0]
     if len(text) > SHOWN_CHARS:
         text = text[: SHOWN_CHARS - 1] + "…"
     return (

@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("datasets", "0003_announced_as"),
         ("trajectories", "0009_shown_metadata"),
-        ("moderation", "0005_release_card_rebuilt"),
+        ("moderation", "0006_release_card_rebuilt"),
         ("accounts", "0006_notice_kinds_secret_published_approved"),
     ]
 

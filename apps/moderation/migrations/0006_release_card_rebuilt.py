@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('moderation', '0004_image_dropped_action'),
+        ('moderation', '0005_report_address_key'),
     ]
 
     operations = [

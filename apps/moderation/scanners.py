@@ -78,7 +78,9 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 # 3 - the bound on decoded Base64 runs counts per string of a batch, not per batch.
 # 4 - the library reads the Base64 view (vendor keys encoded without their padding), and
 #     Base64 wrapped at 64 or 76 columns is decoded once unwrapped.
-ENGINE = 4
+# 5 - a token wrapped after `KEY = ` (8 characters or more on the full line, 20 with the next
+#     line's) is unwrapped; `$` then a random value is a value, not a variable (allowlist).
+ENGINE = 5
 
 
 def version(cache_dir: str | None = None) -> str:

@@ -80,7 +80,9 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 #     Base64 wrapped at 64 or 76 columns is decoded once unwrapped.
 # 5 - the Markdown view: backslash escapes and entity references decoded, as the page shows
 #     an agent's message (`&#115;k-proj-...` is a key).
-ENGINE = 5
+# 6 - a token wrapped after `KEY = ` (8 characters or more on the full line, 20 with the next
+#     line's) is unwrapped; `$` then a random value is a value, not a variable (allowlist).
+ENGINE = 6
 
 
 def version(cache_dir: str | None = None) -> str:

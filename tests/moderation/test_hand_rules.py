@@ -109,6 +109,10 @@ def _samples() -> dict[str, tuple[str, str]]:
     password = "Xy7#kP9!qL2m"
     bearer = s.body(40, ALNUM + "._-")
     basic = s.body(28, ALNUM + "+/") + "=="
+    generic = s.random_key(32)
+    prose = {
+        anchor: s.random_key(32) for anchor in ("credential", "secret", "token", "passw", "api")
+    }
     samples.update(
         {
             "anthropic": (f"ANTHROPIC key {oauth} rotated", oauth),
@@ -133,6 +137,18 @@ def _samples() -> dict[str, tuple[str, str]]:
             "ipv4": ("ssh deploy@34.201.17.9 uptime", "34.201.17.9"),
             "phone_intl": ("call +44 20 7946 0958 after six", "+44 20 7946 0958"),
             "phone_nanp": ("office: (415) 555-2671", "(415) 555-2671"),
+            "generic_key": (f"KEY={generic}", generic),
+            "generic_key#1": (f"export SOME_KEY='{generic}'", generic),
+            **{
+                f"prose_{anchor}": (f"Loaded {word} {prose[anchor]} from vault", prose[anchor])
+                for anchor, word in (
+                    ("credential", "credential"),
+                    ("secret", "secret"),
+                    ("token", "token"),
+                    ("passw", "password"),
+                    ("api", "api key"),
+                )
+            },
         }
     )
     return samples

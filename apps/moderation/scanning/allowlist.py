@@ -33,8 +33,11 @@ DEFAULT_ALLOWLIST: dict[str, list[str]] = {
     "patterns": [
         r"(?i)example", r"(?i)^(?:your|my|insert|replace|enter|put)[-_ ]",
         r"(?i)(?:dummy|placeholder|redacted|fake|sample|changeme|xxxxx)", r"\*\*\*",
-        # A variable or a template, not its value: `$DB_PASSWORD`, `${TOKEN}`, `$(cat key)`.
-        r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$", r"^\$\(", r"^<[^>]*>$", r"\{\{",
+        # A variable or a template, not its value: `$DB_PASSWORD`, `${TOKEN}`, `$(cat key)`; a
+        # `$` then 16 or more of mixed case and digits is a value that starts with `$`.
+        r"^(?!\$(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{16,}$)"
+        r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$",
+        r"^\$\(", r"^<[^>]*>$", r"\{\{",
     ],
     # Phone numbers reserved for fiction and documentation (NANP 555-0100..0199).
     "phones": [r"555[ .-]?01\d\d$"],

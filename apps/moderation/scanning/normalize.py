@@ -43,10 +43,11 @@ _ESCAPES = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")
 # indentation or another break, and are let go before the look-behind reads twenty characters
 # back; a third less time, the same matches.)
 _JUNCTION = re.compile(
-    r"\n(?=[A-Za-z0-9_+/=.-])(?<=[^\s\x00]{20}\n)(?![A-Z_][A-Z0-9_]*=)"
-    r"(?=[A-Za-z0-9_+/=.-]+(?:[\s\x00]|$))"
+    r"\n(?=[A-Za-z0-9_+/=.-])(?<=[^\s\x00]{8}\n)(?![A-Z_][A-Z0-9_]*=)"
+    r"(?=(?P<rest>[A-Za-z0-9_+/=.-]+)(?:[\s\x00]|$))"
 )
 _WRAP_MIN_LINE = 20
+_WRAP_MIN_TOKEN = 20  # characters of the wrapped token, both lines together
 # A terminal wraps at its width: a wrapped line is as long as the full line before it, or as
 # long as one of the widths terminals commonly have, or as Base64 is written (`base64` wraps
 # at 76, PEM and `openssl base64` at 64). This keeps ordinary line ends out.
@@ -233,6 +234,13 @@ def unwrapped(text: str) -> View | None:
         line_start = _line_start(text, end)
         width = end - line_start
         if width < _WRAP_MIN_LINE:
+            continue
+        # The token cut in two is long enough to be a key: a line ending in a short value after
+        # `KEY = ` (a 40-column terminal leaves 16 characters of a key there) counts with the rest.
+        head = end - 1
+        while head > line_start and not text[head - 1].isspace():
+            head -= 1
+        if end - head + len(match.group("rest")) < _WRAP_MIN_TOKEN:
             continue
         if width not in _WIDTHS:
             if line_start == 0 or line_start - 1 - _line_start(text, line_start - 1) != width:

@@ -120,6 +120,43 @@ _CODE_LIKE = re.compile(
 )
 # A reference to a variable, not its value: `$DB_PASSWORD`, `${TOKEN}`, `$(cat key)`, `%PASS%`.
 _REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_]+%")
+# A `$` then a random string (mixed case and digits, 16 or more) is a value that starts with `$`
+# (`DB_PASSWORD=$Xk9fQ2mZ...`), not a reference such as `$DB_PASSWORD` or `$db_pass`.
+_DOLLAR_RANDOM = re.compile(r"\$[A-Za-z0-9]{16,}")
+
+
+def _is_reference(value: str) -> bool:
+    if _REFERENCE.fullmatch(value) is None:
+        return False
+    return not (_DOLLAR_RANDOM.fullmatch(value) and mixed_random(value[1:], 16))
+
+
+# An identifier in CamelCase or with digits between words (`OAuth2ClientCredentialsProvider`):
+# code, not a random value, though it has both cases and digits.
+_WORDLIKE = re.compile(r"(?:[a-z]{2,}|[A-Z]{1,2}[a-z]{2,}|[A-Z]{2,}(?![a-z])|[0-9]+|_)+")
+
+
+def mixed_random(value: str, length: int = 24) -> bool:
+    """A random token: `length` or more characters with lowercase, uppercase and digits, many
+    distinct ones, high entropy, not a CamelCase identifier. Hex digests and UUIDs (one case)
+    never pass."""
+    if len(value) < length or not value.isascii():
+        return False
+    chars = set(value)
+    if chars.isdisjoint(_LOWER) or chars.isdisjoint(_UPPER) or chars.isdisjoint(_DIGITS):
+        return False
+    if len(chars) < min(12, len(value) // 2) or _WORDLIKE.fullmatch(value):
+        return False
+    return _entropy_at_least(value, 3.5)
+
+
+def random_token(value: str) -> bool:
+    """A value of the prose and generic `KEY=` rules (24 and 20 characters or more)."""
+    return mixed_random(value, 24)
+
+
+def random_key_value(value: str) -> bool:
+    return mixed_random(value, 20)
 
 
 def high_entropy(value: str) -> bool:
@@ -128,7 +165,7 @@ def high_entropy(value: str) -> bool:
     A value may start with `$` or `#` (`$ecr3t!x`, `#k9!Lm2`): only a whole variable reference
     is code.
     """
-    if len(value) < 8 or _CODE_LIKE.fullmatch(value) or _REFERENCE.fullmatch(value):
+    if len(value) < 8 or _CODE_LIKE.fullmatch(value) or _is_reference(value):
         return False
     if value[0] in "<{[(" or value.startswith(("/", "./", "~/", "http")):
         return False
@@ -142,7 +179,7 @@ def token_like(value: str) -> bool:
 def _command_password(value: str) -> bool:
     """`mysql -p'...'`, `--password ...`: quotes stripped, not a flag, a variable or a prompt."""
     value = value.strip("'\"")
-    if len(value) < 4 or value.startswith("-") or _REFERENCE.fullmatch(value):
+    if len(value) < 4 or value.startswith("-") or _is_reference(value):
         return False
     return len(set(value)) >= 4
 
@@ -332,6 +369,27 @@ RULES: tuple[Rule, ...] = (
     ),
     # ---- keyword assignments and command lines: matched case-insensitively ---------------------
     *_keyword_rules(),
+    # `KEY=<random>`, `SOME_KEY: <random>`: a generic key named only `key`, its value random
+    # (mixed case and digits, 20 or more: hex digests and UUIDs never are).
+    Rule(
+        "generic_key", "secret", SECRET, "keyword", "key",
+        rf"(?<![a-z0-9]key)(?<![a-z0-9]-key){_ASSIGN}(?P<value>[a-z0-9]{{20,256}})(?![a-z0-9+/=_\-])",
+        random_key_value, 5, rf"key{_ASSIGN_CORE}[a-z0-9]{{20}}",
+    ),
+    # A random token a few words after a word naming a credential, in prose: `Loaded credential
+    # <random> from vault`, `the api key: <random>`.
+    *(
+        Rule(
+            f"prose_{anchor.replace(' ', '_')}", "secret", SECRET, "keyword", anchor,
+            rf"{rest}s?\b[^\n\x00]{{0,40}}?(?<=[\s\"'`:=(])(?P<value>[a-z0-9]{{24,128}})"
+            r"(?![a-z0-9+/=_\-]|\.[a-z0-9])",
+            random_token, 7, rf"{re.escape(anchor)}{rest}[^\n\x00]{{0,41}}[a-z0-9]{{24}}",
+        )
+        for anchor, rest in (
+            ("credential", ""), ("secret", ""), ("token", ""), ("passw", "(?:or)?d"),
+            ("api", r"[ _-]?key"),
+        )
+    ),
     # `mysql -u root -p'pw' db`, `mysqldump -pS3cret db` (no space: -p with a space prompts).
     *(
         Rule(

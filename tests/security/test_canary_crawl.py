@@ -2,7 +2,8 @@
 
 One trajectory per import format (the suite's samples) carries a unique, correctly formed secret
 in each of its own string fields (title, agent, model, version, feedback) and in an event's text
-in each form a renderer decodes (plain, ANSI colour codes, Base64 of an assignment); the real
+in each form a renderer decodes (plain, ANSI colour codes, Base64 of an assignment, an HTML entity,
+Markdown backslash escapes, wrapped at 40 columns); the real
 scan runs and a careless moderator approves whatever it held. Then, as anonymous and as another
 signed-in user, the crawl visits every URL pattern of the URLconf with the canary trajectories'
 ids filled in (a pattern it cannot fill fails the test until a filler or a reason is added
@@ -19,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import textwrap
 from collections import deque
 from html import unescape
 from pathlib import Path
@@ -104,11 +106,19 @@ class Canaries:
 
 def _event_text(canaries: Canaries) -> str:
     plain, ansi, encoded = canaries.new(), canaries.new(), canaries.new()
+    entity, escaped, wrapped = canaries.new(), canaries.new(), canaries.new()
     blob = base64.b64encode(f"export GH_TOKEN={encoded}\n".encode()).decode()
+    # What Markdown decodes on the page: an entity reference and backslash escapes.
+    as_entity = "&#103;" + entity[1:]
+    as_escaped = escaped.replace("_", "\\_")
     return (
         f"The token is {plain} (do not share).\n"
         f"\x1b[32mexport GH_TOKEN=\x1b[1m{ansi}\x1b[0m\n"
         f"echo {blob} | base64 -d > .env\n"
+        f"Rendered: {as_entity} and {as_escaped}\n"
+        # A terminal 40 columns wide wraps the assignment inside the token.
+        + "\n".join(textwrap.wrap(f"export GH_TOKEN={wrapped}", 40, break_long_words=True))
+        + "\n"
     )
 
 
@@ -252,7 +262,7 @@ def _crawl(client: Client, start: list[str], canaries: Canaries) -> tuple[int, l
 
 def test_no_canary_reaches_any_public_surface(canary_world, other_user):
     canaries: Canaries = canary_world["canaries"]
-    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 3)
+    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 6)
     urls = _urls(canary_world)
     leaks: list[str] = []
     visited = 0

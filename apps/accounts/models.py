@@ -50,6 +50,7 @@ class NoticeKind(models.TextChoices):
     EXPORT_READY = "export_ready", "Your data export is ready"
     SECRET_PUBLISHED = "secret_published", "A secret published in a release card"
     APPROVED = "approved", "Approved by a moderator"
+    REPORT_OUTCOME = "report_outcome", "What happened to your report"
 
 
 class Notice(models.Model):

@@ -6,7 +6,7 @@ needs; `manage.py grant_moderator <username>` sets both). Moderation → Review 
 waits for a decision (held by the scan or by reports, reported, takedown requests, appeals),
 with filters; an item's page shows the findings in context, highlighted, the reports, requests
 and appeals, and the decisions: claim, approve, reject with a reason, redact and approve, hide,
-uphold a rejection, grant or decline a takedown. The same decisions work in bulk from the list.
+dismiss the reports, uphold a rejection, grant or decline a takedown. The same decisions work in bulk from the list.
 Every decision goes through the moderation services (conditional updates, audit entries).
 """
 
@@ -37,7 +37,7 @@ from apps.moderation.models import (
     TakedownRequest,
     TakedownState,
 )
-from apps.moderation.reports import appeal_decline, takedown_decide
+from apps.moderation.reports import appeal_decline, reports_dismiss, takedown_decide
 from apps.moderation.selectors import (
     findings_in_context,
     flagged_images,
@@ -83,6 +83,12 @@ class DecisionForm(helpers.ActionForm):
     drop_flagged = forms.BooleanField(
         required=False, label="Also drop the images the scan flagged (approve, redact and approve)"
     )
+
+
+class NoteForm(helpers.ActionForm):
+    """The Report list's action form: a note for the audit log (dismissing)."""
+
+    reason = forms.CharField(required=False, label="Note", max_length=2000)
 
 
 def _reason(request) -> str:
@@ -172,7 +178,7 @@ class DecisionActions:
     """Approve / reject (with a reason) / redact and approve / hide / claim, in bulk."""
 
     action_form = DecisionForm
-    actions = ["approve", "reject", "redact_approve", "hide", "claim", "rescan"]
+    actions = ["approve", "reject", "redact_approve", "hide", "dismiss_reports", "claim", "rescan"]
 
     def has_moderate_permission(self, request) -> bool:
         return request.user.is_active and request.user.is_moderator
@@ -251,6 +257,13 @@ class DecisionActions:
         _act(self, request, queryset, trajectory_hide, "hidden")
 
     @admin.action(
+        description="Dismiss the open reports of selected (held by reports: approved again)",
+        permissions=["moderate"],
+    )
+    def dismiss_reports(self, request, queryset) -> None:
+        _act(self, request, queryset, _dismiss_row, "had their reports dismissed")
+
+    @admin.action(
         description="Claim selected (no one else decides them for a while)",
         permissions=["moderate"],
     )
@@ -287,6 +300,11 @@ def _redact_approve_row(
     return trajectory_redact_approve(
         trajectory=trajectory, moderator=moderator, values=values, note=note, drop_images=drops
     )
+
+
+def _dismiss_row(*, trajectory: Trajectory, moderator, note: str = "") -> Trajectory:
+    reports_dismiss(trajectory=trajectory, moderator=moderator, note=note)
+    return trajectory
 
 
 def _claim(*, trajectory: Trajectory, moderator, note: str = "") -> Trajectory:
@@ -406,6 +424,7 @@ DECISIONS = {
     "drop_images",
     "hide",
     "uphold",
+    "dismiss_reports",
     "grant_takedown",
     "decline_takedown",
 }
@@ -569,6 +588,12 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
             elif decision == "hide":
                 trajectory_hide(trajectory=item, moderator=user, note=note)
                 done = "Hidden; the owner is told why."
+            elif decision == "dismiss_reports":
+                count = reports_dismiss(trajectory=item, moderator=user, note=note)
+                done = (
+                    f"{count} report{'s' if count != 1 else ''} dismissed; the reporters with an "
+                    "account are told. It is public (again, if the reports held it)."
+                )
             elif decision == "uphold":
                 appeal_decline(trajectory=item, moderator=user, note=note)
                 done = "Rejection upheld; the contributor is told why."
@@ -647,7 +672,35 @@ class AuditEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(Report)
 class ReportAdmin(ReadOnlyAdmin):
-    """Readers' reports (the reporter's email stays off the list)."""
+    """Readers' reports (the reporter's email stays off the list). "Dismiss" dismisses every
+    open report of the selected reports' trajectories (reports_dismiss)."""
+
+    action_form = NoteForm
+    actions = ["dismiss"]
+
+    def has_moderate_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_moderator
+
+    @admin.action(
+        description="Dismiss the open reports on these trajectories (give a note, optional)",
+        permissions=["moderate"],
+    )
+    def dismiss(self, request, queryset) -> None:
+        ids = queryset.filter(resolved_at__isnull=True).values("trajectory_id")
+        dismissed, refused = 0, []
+        for trajectory in Trajectory.objects.filter(pk__in=ids):
+            try:
+                dismissed += reports_dismiss(
+                    trajectory=trajectory, moderator=request.user, note=_reason(request)
+                )
+            except (ModerationError, PermissionDenied) as error:
+                refused.append(f"{trajectory.share_id[:12]}: {error}")
+        if dismissed:
+            self.message_user(request, f"{dismissed} open reports dismissed.", messages.SUCCESS)
+        elif not refused:
+            self.message_user(request, "None of the selected reports is open.", messages.WARNING)
+        for reason in refused:
+            self.message_user(request, reason, messages.WARNING)
 
     list_display = ["created_at", "trajectory_short", "reason", "resolved_at", "resolution"]
     list_filter = ["reason", "resolution"]

@@ -54,6 +54,7 @@ class AuditAction(models.TextChoices):
     HIDDEN = "hidden", "Hidden"
     REPORTED = "reported", "Reported by a reader"
     REPORTS_HELD = "reports_held", "Held after readers' reports"
+    REPORTS_DISMISSED = "reports_dismissed", "Readers' reports dismissed by a moderator"
     TAKEDOWN_REQUESTED = "takedown_requested", "Takedown requested (confirmed by email)"
     TAKEDOWN_GRANTED = "takedown_granted", "Takedown granted"
     TAKEDOWN_DECLINED = "takedown_declined", "Takedown declined"

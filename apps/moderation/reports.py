@@ -3,7 +3,10 @@ trajectory in the review queue.
 
 - A report on a public trajectory is stored; enough of them from distinct accounts or client
   addresses within a window (TRAJHUB_REPORT_HOLD_COUNT, TRAJHUB_REPORT_WINDOW_SECONDS) hold it
-  for a moderator (a conditional update from `approved`) and tell its owner.
+  for a moderator (a conditional update from `approved`) and tell its owner. A moderator may
+  dismiss the open reports (reports_dismiss): a trajectory they held is approved again, and the
+  dismissed reporters never count again toward holding it. Reporters with an account are told
+  the outcome of every decision on their report (notice "report_outcome").
 - A takedown request is stored unconfirmed and a signed link is mailed to the requester; once
   confirmed it waits in the queue; a moderator grants it (the trajectory is hidden, or rejected
   if it was not approved) or declines it, and the outcome is mailed back.
@@ -33,6 +36,7 @@ from apps.moderation.models import (
     ActorKind,
     Appeal,
     AuditAction,
+    AuditEntry,
     Report,
     ReportReason,
     TakedownRequest,
@@ -154,9 +158,10 @@ def _hold_if_reported_enough(trajectory: Trajectory) -> bool:
     )
     # A reporter a moderator overruled (approved the trajectory after their report) never counts
     # again toward holding it: else the same few readers hold it again at once, every time.
-    overruled = Report.objects.filter(
-        trajectory=trajectory, resolution=ReviewState.APPROVED
-    ).values("reporter_key")
+    # Nor does one whose report a moderator dismissed.
+    overruled = Report.objects.filter(trajectory=trajectory, resolution__in=OVERRULED).values(
+        "reporter_key"
+    )
     open_reports = open_reports.exclude(reporter_key__in=overruled)
     # Reporters behind one client address count as one (older rows without it, by their key).
     reporters = (
@@ -193,11 +198,102 @@ def _hold_if_reported_enough(trajectory: Trajectory) -> bool:
     return True
 
 
+# The resolution of reports a moderator dismissed (the others are the state decided).
+DISMISSED = "dismissed"
+# Resolutions whose reporters never count again toward holding that trajectory.
+OVERRULED = (ReviewState.APPROVED, DISMISSED)
+
+# What a reporter with an account is told, by resolution. Never the trajectory's text, nor the
+# moderator's note (written for the owner).
+OUTCOMES = {
+    DISMISSED: (
+        "Your report was dismissed: the moderator found nothing to remove, and the trajectory "
+        "stays published."
+    ),
+    ReviewState.APPROVED: (
+        "The moderator reviewed it and it stays published (anything a moderator redacted is "
+        "replaced by a placeholder)."
+    ),
+    ReviewState.HIDDEN: "The trajectory was hidden: it is no longer public.",
+    ReviewState.REJECTED: "The trajectory was rejected: it is no longer public.",
+}
+
+
 def reports_resolve(*, trajectory: Trajectory, resolution: str) -> int:
-    """A moderator decided: the open reports are answered (new ones count from now)."""
-    return Report.objects.filter(trajectory=trajectory, resolved_at__isnull=True).update(
-        resolved_at=timezone.now(), resolution=resolution[:20]
+    """A moderator decided: the open reports are answered (new ones count from now), and the
+    reporters with an account are told the outcome."""
+    resolution = resolution[:20]
+    open_reports = Report.objects.filter(trajectory=trajectory, resolved_at__isnull=True)
+    reporter_ids = set(
+        open_reports.filter(reporter__isnull=False).values_list("reporter_id", flat=True)
     )
+    resolved = open_reports.update(resolved_at=timezone.now(), resolution=resolution)
+    if reporter_ids and resolution in OUTCOMES:
+        _tell_reporters(trajectory, sorted(reporter_ids), OUTCOMES[resolution])
+    return resolved
+
+
+def _tell_reporters(trajectory: Trajectory, reporter_ids: list[int], outcome: str) -> None:
+    from apps.accounts.models import User
+    from apps.accounts.notices import notice_send
+
+    for reporter in User.objects.filter(pk__in=reporter_ids, is_active=True):
+        notice_send(kind="report_outcome", trajectory=trajectory, user=reporter, reason=outcome)
+
+
+# State changes in the audit log: the latest tells who put a held trajectory in `held`.
+_STATE_CHANGES = (
+    AuditAction.SCAN_APPROVED,
+    AuditAction.SCAN_HELD,
+    AuditAction.APPROVED,
+    AuditAction.REDACTED_APPROVED,
+    AuditAction.REJECTED,
+    AuditAction.HIDDEN,
+    AuditAction.REPORTS_HELD,
+)
+
+
+def _held_by_reports(trajectory: Trajectory) -> bool:
+    if trajectory.review_state != ReviewState.HELD:
+        return False
+    last = (
+        AuditEntry.objects.filter(share_id=trajectory.share_id, action__in=_STATE_CHANGES)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return last is not None and last.action == AuditAction.REPORTS_HELD
+
+
+def reports_dismiss(*, trajectory: Trajectory, moderator: User, note: str = "") -> int:
+    """A moderator found nothing in the readers' reports: the open ones are resolved as
+    dismissed (their reporters never count again toward holding it), and a trajectory that the
+    reports held is approved again (public, its owner told). Returns the reports dismissed."""
+    from apps.moderation.services import trajectory_approve
+
+    if not getattr(moderator, "is_moderator", False):
+        raise ModerationError("only moderators can dismiss reports")
+    with transaction.atomic():
+        locked = Trajectory.objects.select_for_update().filter(pk=trajectory.pk).first()
+        if locked is None:
+            raise ModerationError("the trajectory no longer exists")
+        held = _held_by_reports(locked)
+        open_count = Report.objects.filter(trajectory=locked, resolved_at__isnull=True).count()
+        if not open_count:
+            raise ModerationError("no open reports on this trajectory")
+        dismissed = reports_resolve(trajectory=locked, resolution=DISMISSED)
+        audit_record(
+            action=AuditAction.REPORTS_DISMISSED,
+            share_id=locked.share_id,
+            actor=moderator,
+            actor_kind=_reviewer(moderator),
+            reason=note,
+            details={"reports": dismissed, "state": locked.review_state},
+        )
+        if held:
+            # Back to where the reports took it from, through the approval (audit, owner told).
+            trajectory_approve(trajectory=locked, moderator=moderator, note=note)
+    trajectory.refresh_from_db(fields=["review_state", "published_at"])
+    return dismissed
 
 
 # --- Takedown requests --------------------------------------------------------------------------

@@ -8,10 +8,20 @@ from datetime import timedelta
 import pytest
 from django.core import mail
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
+from apps.accounts.models import Notice
+from apps.moderation.admin import row_token
+from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry, Report
-from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.moderation.reports import reports_dismiss
+from apps.moderation.services import (
+    trajectory_approve,
+    trajectory_hide,
+    trajectory_reject,
+    trajectory_scan,
+)
 from apps.trajectories.models import Trajectory
 from tests.moderation.conftest import make_trajectory
 
@@ -199,3 +209,182 @@ def test_accounts_behind_one_address_count_as_one_reporter(published, django_use
     report(published, "198.51.100.7")  # and anonymously
     assert state(published) == "approved"
     assert Report.objects.filter(trajectory=published).count() == 3
+
+
+# --- Dismissing reports -------------------------------------------------------------------------
+
+
+def report_as(trajectory, user, address: str):
+    client = Client(REMOTE_ADDR=address)
+    client.force_login(user)
+    return report(trajectory, address, client)
+
+
+@pytest.fixture
+def readers(django_user_model):
+    return [
+        django_user_model.objects.create_user(f"reader-{n}", email=f"reader{n}@example.org")
+        for n in (1, 2, 3)
+    ]
+
+
+def fresh(trajectory) -> Trajectory:
+    return Trajectory.objects.get(pk=trajectory.pk)
+
+
+def test_dismissing_reports_keeps_it_public_and_the_same_reporters_count_no_more(
+    published, admin_moderator, readers, settings
+):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 3
+    for n, reader in enumerate(readers[:2], start=1):
+        report_as(published, reader, f"198.51.100.{n}")
+    assert state(published) == "approved"
+    assert reports_dismiss(trajectory=fresh(published), moderator=admin_moderator) == 2
+    assert state(published) == "approved"
+    assert Trajectory.objects.public().filter(pk=published.pk).exists()
+    assert not Report.objects.filter(resolved_at__isnull=True).exists()
+    assert set(Report.objects.values_list("resolution", flat=True)) == {"dismissed"}
+    entry = AuditEntry.objects.get(share_id=published.share_id, action="reports_dismissed")
+    assert entry.actor == admin_moderator and entry.details["reports"] == 2
+    # The same two again, and a third: the dismissed two count no more, so one reporter.
+    for n, reader in enumerate(readers, start=1):
+        report_as(published, reader, f"198.51.100.{n}")
+    assert state(published) == "approved"
+
+
+def test_dismissing_reports_that_held_it_makes_it_public_again(
+    published, admin_moderator, readers, settings
+):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 3
+    for n, reader in enumerate(readers, start=1):
+        report_as(published, reader, f"198.51.100.{n}")
+    assert state(published) == "held"
+    dismissed = reports_dismiss(
+        trajectory=fresh(published), moderator=admin_moderator, note="no key in step 3"
+    )
+    assert dismissed == 3
+    assert state(published) == "approved"
+    assert Trajectory.objects.public().filter(pk=published.pk).exists()
+    assert set(Report.objects.values_list("resolution", flat=True)) == {"dismissed"}
+    actions = set(
+        AuditEntry.objects.filter(share_id=published.share_id).values_list("action", flat=True)
+    )
+    assert {"reports_held", "reports_dismissed", "approved"} <= actions
+    for n, reader in enumerate(readers, start=1):
+        report_as(published, reader, f"198.51.100.{n}")
+    assert state(published) == "approved"  # dismissed reporters do not hold it again
+
+
+def test_dismissing_does_not_approve_what_the_scan_held(admin_moderator, readers, owner):
+    trajectory = make_trajectory(events=["ls"], owner=owner, review_state="held")
+    Report.objects.create(trajectory=trajectory, reason="spam", reporter_key="addr:x")
+    reports_dismiss(trajectory=trajectory, moderator=admin_moderator)
+    assert state(trajectory) == "held"
+
+
+def test_only_moderators_dismiss_reports(published, readers, other_user):
+    report_as(published, readers[0], "198.51.100.1")
+    with pytest.raises(ModerationError):
+        reports_dismiss(trajectory=fresh(published), moderator=other_user)
+    assert Report.objects.filter(resolved_at__isnull=True).count() == 1
+    assert not AuditEntry.objects.filter(action="reports_dismissed").exists()
+
+
+def test_dismissing_with_no_open_report_is_refused(published, admin_moderator):
+    with pytest.raises(ModerationError):
+        reports_dismiss(trajectory=published, moderator=admin_moderator)
+
+
+def test_reporters_with_an_account_are_told_the_outcome(
+    published, admin_moderator, readers, django_capture_on_commit_callbacks
+):
+    report_as(published, readers[0], "198.51.100.1")
+    report(published, "198.51.100.9", email=REPORTER_EMAIL)  # anonymous: no notice
+    with django_capture_on_commit_callbacks(execute=True):
+        reports_dismiss(trajectory=fresh(published), moderator=admin_moderator, note="nope")
+    (notice,) = Notice.objects.filter(kind="report_outcome")
+    assert notice.user == readers[0] and notice.share_id == published.share_id
+    assert "dismissed" in notice.body and published.share_id[:12] in notice.body
+    assert "A public one" not in notice.body and "ls -la" not in notice.body
+    assert "nope" not in notice.body  # the moderator's note is for the owner
+    (sent,) = [m for m in mail.outbox if m.to == ["reader1@example.org"]]
+    assert "report" in sent.subject.lower()
+    assert not [m for m in mail.outbox if REPORTER_EMAIL in m.to]
+
+
+@pytest.mark.parametrize(("decide", "word"), [("hide", "hidden"), ("reject", "rejected")])
+def test_reporters_are_told_when_a_moderator_hides_or_rejects_it(
+    published, admin_moderator, readers, decide, word
+):
+    report_as(published, readers[0], "198.51.100.1")
+    service = trajectory_hide if decide == "hide" else trajectory_reject
+    service(trajectory=fresh(published), moderator=admin_moderator, note="a key")
+    (notice,) = Notice.objects.filter(kind="report_outcome", user=readers[0])
+    assert f"was {word}" in notice.body and "a key" not in notice.body
+
+
+def test_the_report_admin_action_dismisses(published, admin_moderator, readers, settings):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 2
+    for n, reader in enumerate(readers[:2], start=1):
+        report_as(published, reader, f"198.51.100.{n}")
+    assert state(published) == "held"
+    client = Client()
+    client.force_login(admin_moderator)
+    response = client.post(
+        reverse("admin:moderation_report_changelist"),
+        {
+            "action": "dismiss",
+            "_selected_action": [Report.objects.first().pk],
+            "index": 0,
+            "reason": "fine",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200 and b"2 open reports dismissed" in response.content
+    assert state(published) == "approved"
+    assert not Report.objects.filter(resolved_at__isnull=True).exists()
+    assert AuditEntry.objects.get(action="reports_dismissed").reason == "fine"
+
+
+def test_the_queue_admin_action_and_page_dismiss(published, admin_moderator, readers, settings):
+    settings.TRAJHUB_REPORT_HOLD_COUNT = 2
+    for n, reader in enumerate(readers[:2], start=1):
+        report_as(published, reader, f"198.51.100.{n}")
+    row = fresh(published)
+    assert row.review_state == "held"
+    client = Client()
+    client.force_login(admin_moderator)
+    response = client.post(
+        reverse("admin:moderation_queueitem_changelist"),
+        {
+            "action": "dismiss_reports",
+            "_selected_action": [row.pk],
+            "index": 0,
+            f"seen-{row.pk}": row_token(row),
+        },
+        follow=True,
+    )
+    assert response.status_code == 200 and b"had their reports dismissed" in response.content
+    assert state(published) == "approved"
+    # The item's page: a new report, dismissed with its button.
+    report_as(published, readers[2], "198.51.100.3")
+    page = client.get(reverse("admin:moderation_queueitem_change", args=[row.pk]))
+    assert b'value="dismiss_reports"' in page.content
+    client.post(
+        reverse("admin:moderation_queueitem_change", args=[row.pk]),
+        {"decision": "dismiss_reports", "seen_state": "approved"},
+    )
+    assert not Report.objects.filter(resolved_at__isnull=True).exists()
+    assert AuditEntry.objects.filter(action="reports_dismissed").count() == 2
+
+
+def test_a_non_moderator_cannot_use_the_admin_action(published, readers, django_user_model):
+    report_as(published, readers[0], "198.51.100.1")
+    staff = django_user_model.objects.create_user("plain-staff", is_staff=False)
+    client = Client()
+    client.force_login(staff)
+    client.post(
+        reverse("admin:moderation_report_changelist"),
+        {"action": "dismiss", "_selected_action": [Report.objects.get().pk], "index": 0},
+    )
+    assert Report.objects.filter(resolved_at__isnull=True).count() == 1

@@ -79,15 +79,17 @@ def test_a_deleted_public_share_answers_410_with_its_date_and_a_private_one_404(
     assert Client().get(f"/api/v1/trajectories/{public.share_id}").status_code == 404
 
 
-def test_visitors_get_manage_this_share_on_every_trajectory_page(owner, other_user):
+def test_visitors_get_manage_this_share_on_anonymous_shares_only(owner, other_user):
+    """An anonymous share is managed with its password; one owned by an account has none, so
+    the link would lead nowhere (issue 20)."""
     anonymous_share = make_trajectory(visibility="public", task="anon")
     owned = make_trajectory(owner=owner, visibility="public", task="owned")
     signed_in = Client()
     signed_in.force_login(other_user)
-    for trajectory in (anonymous_share, owned):
-        for visitor in (Client(), signed_in):
-            html = visitor.get(f"/t/{trajectory.share_id}/").content.decode()
-            assert f'href="/t/{trajectory.share_id}/unlock">Manage this share (password)' in html
+    for visitor in (Client(), signed_in):
+        html = visitor.get(f"/t/{anonymous_share.share_id}/").content.decode()
+        assert f'href="/t/{anonymous_share.share_id}/unlock">Manage this share (password)' in html
+        assert "Manage this share" not in visitor.get(f"/t/{owned.share_id}/").content.decode()
     mine = Client()
     mine.force_login(owner)
     assert "Manage this share" not in mine.get(f"/t/{owned.share_id}/").content.decode()

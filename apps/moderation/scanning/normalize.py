@@ -208,9 +208,10 @@ def markdown_decoded(text: str) -> View | None:
             code = int(found[3:-1], 16) if found[2] in "xX" else int(found[2:-1])
             decoded = chr(code) if _entity_code_valid(code) else "\ufffd"
         else:
-            decoded = _HTML5.get(found[1:])
-            if decoded is None:
+            named = _HTML5.get(found[1:])
+            if named is None:
                 continue
+            decoded = named
         replacements.append((match.start(), match.end(), decoded))
     return _build(text, replacements, MARGIN)
 

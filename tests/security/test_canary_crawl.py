@@ -37,6 +37,7 @@ from apps.moderation.services import trajectory_approve, trajectory_scan
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from tests.conftest import SAMPLE_FILES, SAMPLES_DIR
+from tests.datasets.conftest import release_storage  # noqa: F401 (the release storage fixture)
 from tests.moderation.samples import github_token
 
 pytestmark = pytest.mark.django_db
@@ -123,18 +124,8 @@ def _event_text(canaries: Canaries) -> str:
 
 
 @pytest.fixture
-def canary_world(settings, tmp_path, owner, moderator):
-    root = tmp_path / "releases"
-    root.mkdir()
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "releases": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(root)},
-        },
-    }
-    settings.TRAJHUB_RELEASE_BUILD_DIR = str(tmp_path / "build")
-    settings.TRAJHUB_RELEASE_OPT_OUT_DAYS = 0
+def canary_world(release_storage, owner, moderator):  # noqa: F811 (the fixture imported above)
+    root = release_storage
     canaries = Canaries()
     shared: list[Trajectory] = []
     for name in SAMPLE_FILES:

@@ -1,0 +1,9 @@
+"""The ground floor: what every app uses and no app owns.
+
+Owns the HTTP helpers (client address, body reading), the middleware, the API base view, its
+error type, handler and pagination, the read-only admin, the health and error views, the
+context processor, and the three cross-cutting mechanisms: one lock (`locks`), one rate
+limiter (`ratelimit`) and one signed-link and digest module (`signing`).
+
+May import: Django, the standard library and third-party libraries only; never another app.
+"""

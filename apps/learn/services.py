@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.core.locks import Lease
 from apps.learn import filters, prompts
 from apps.learn.llm import Answer, LLMConfig, LLMError, LLMNotConfigured, Usage, chat
 from apps.learn.models import (
@@ -42,7 +43,6 @@ from apps.learn.windows import (
     drop_repeats,
     window_steps,
 )
-from apps.moderation.locks import RenewedLock
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors.redactions import map_digest
 
@@ -81,9 +81,7 @@ def llm_slot(config: LLMConfig) -> Iterator[None]:
     endpoint = hashlib.sha256(config.base_url.encode()).hexdigest()[:16]
     while True:
         for slot in range(config.concurrency):
-            lease = RenewedLock(
-                f"learn:llm-slot:{endpoint}:{slot}", settings.TRAJHUB_LLM_SLOT_SECONDS
-            )
+            lease = Lease(f"learn:llm-slot:{endpoint}:{slot}", settings.TRAJHUB_LLM_SLOT_SECONDS)
             if lease.acquire():
                 try:
                     yield

@@ -9,8 +9,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
+from apps.core.locks import Lease
 from apps.moderation import services
-from apps.moderation.locks import RenewedLock
 from apps.trajectories.models import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def scan_trajectory(trajectory_id: int) -> str | None:
 def scan_sweep() -> int:
     """Periodic: scan pending trajectories whose on-commit scan never ran. One sweep at a time:
     its lock is renewed while it runs and expires soon after a killed worker stops renewing it."""
-    with RenewedLock(SWEEP_LOCK, settings.TRAJHUB_SCAN_SWEEP_LOCK_SECONDS) as held:
+    with Lease(SWEEP_LOCK, settings.TRAJHUB_SCAN_SWEEP_LOCK_SECONDS) as held:
         if not held:
             logger.info("scan sweep already running; skipped")
             return 0
@@ -52,7 +52,7 @@ def scan_sweep() -> int:
 def rescan_sweep() -> int:
     """Periodic: rescan a bounded batch of public trajectories scanned by older rules (newest
     first); `manage.py rescan` does the same on demand. One sweep at a time."""
-    with RenewedLock(RESCAN_LOCK, settings.TRAJHUB_SCAN_SWEEP_LOCK_SECONDS) as held:
+    with Lease(RESCAN_LOCK, settings.TRAJHUB_SCAN_SWEEP_LOCK_SECONDS) as held:
         if not held:
             logger.info("rescan sweep already running; skipped")
             return 0

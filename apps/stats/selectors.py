@@ -11,7 +11,6 @@ request recomputes while the others wait for it (_compute_once).
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from collections.abc import Callable
@@ -23,13 +22,15 @@ from django.db.models import Avg, Count, F, Q, Sum
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
 
+from apps.core.locks import Lease
 from apps.datasets.models import Release, ReleaseStatus
 from apps.trajectories.models import Trajectory
 
 STATS_CACHE_SECONDS = 300
-# The cold path's stampede guard (_compute_once): how long the one computing request may hold
-# its lock, how long the others wait for its result, and how often they look.
-STATS_LOCK_SECONDS = 60
+# The cold path's stampede guard (_compute_once): the one computing request's lease (renewed
+# while it computes, so a dead one frees it within this, inside a wait), how long the others
+# wait for its result, and how often they look.
+STATS_LOCK_SECONDS = 10
 STATS_WAIT_SECONDS = 15.0
 STATS_POLL_SECONDS = 0.05
 GENERATION_KEY = "stats:generation"
@@ -79,15 +80,15 @@ def _compute_once(key: str) -> dict[str, Any]:
     those can still count a trajectory that has just left public(), an agent or model name of
     it among the ten listed. If the computing request dies, its lock is gone with it (or
     expires) and a waiter computes instead."""
-    lock = f"{key}:computing"
-    if not cache.add(lock, os.getpid(), STATS_LOCK_SECONDS):
+    lease = Lease(f"{key}:computing", STATS_LOCK_SECONDS)
+    if not lease.acquire():
         deadline = time.monotonic() + STATS_WAIT_SECONDS
         while time.monotonic() < deadline:
             time.sleep(STATS_POLL_SECONDS)
             stats = cache.get(key)
             if stats is not None:
                 return stats
-            if cache.get(lock) is None and cache.add(lock, os.getpid(), STATS_LOCK_SECONDS):
+            if lease.acquire():
                 break  # the computing request failed: this one computes now
         else:
             # Waited long enough: compute without the lock rather than fail the page.
@@ -95,7 +96,7 @@ def _compute_once(key: str) -> dict[str, Any]:
     try:
         return _compute_and_store(key)
     finally:
-        cache.delete(lock)
+        lease.release()
 
 
 def _compute_and_store(key: str) -> dict[str, Any]:

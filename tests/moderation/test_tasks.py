@@ -123,29 +123,6 @@ def test_ingested_share_is_scanned_and_redacted(django_capture_on_commit_callbac
     )
 
 
-def test_sweep_lock_is_renewed_while_its_holder_runs_and_expires_soon_after_it_dies():
-    """A sweep longer than the lock's expiry keeps its lock; a holder that stops renewing
-    (killed) loses it within the expiry, and the next sweep runs."""
-    import time
-
-    from apps.moderation.locks import RenewedLock
-
-    with RenewedLock("test:lock", 1) as held:
-        assert held
-        time.sleep(2.2)  # past the expiry: the holder's thread renewed it
-        assert not RenewedLock("test:lock", 1).acquire()
-    assert RenewedLock("test:lock", 1).acquire() is True  # released on exit
-    cache.delete("test:lock")
-
-    dead = RenewedLock("test:lock", 1)
-    assert dead.acquire()
-    dead._stop.set()  # the holder stops renewing, as a killed worker does
-    time.sleep(1.5)
-    taker = RenewedLock("test:lock", 1)
-    assert taker.acquire()
-    taker.release()
-
-
 def test_redis_broker_settings_redeliver_lost_tasks_soon(settings):
     """acks_late + reject_on_worker_lost: a killed pool process's task is requeued at once; a
     whole worker's unacknowledged task comes back after the visibility timeout, which is just

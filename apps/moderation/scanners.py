@@ -20,7 +20,7 @@ from operator import add
 
 import phonenumbers
 
-from apps.moderation.scanning import library, normalize
+from apps.moderation.scanning import checks, library, normalize
 from apps.moderation.scanning import rules as hand
 from apps.moderation.scanning.allowlist import DEFAULT_ALLOWLIST, Allowlist
 from apps.moderation.scanning.detection import (
@@ -198,7 +198,7 @@ class Scanner:
             value = text[start:end]
             if "=" in value:
                 continue
-            if hand.aws_secret_like(value) and not allow.allows_secret(value):
+            if checks.aws_secret_like(value) and not allow.allows_secret(value):
                 out.append((_AWS_BARE_PRIORITY, Detection("aws_secret_key", value, start, end)))
 
     def scan_many(
@@ -269,7 +269,7 @@ class Scanner:
         stripped = value.strip()
         if (
             stripped != value
-            or not hand.high_entropy(value)
+            or not checks.high_entropy(value)
             or any(c.isspace() for c in value)
             or self.allowlist.allows_secret(value)
         ):

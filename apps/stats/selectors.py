@@ -14,11 +14,11 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, Q, Sum
+from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
 
@@ -133,9 +133,7 @@ def _grouped(field: str, *, label_empty: str) -> list[list[Any]]:
     return [[row[field] or label_empty, row["n"]] for row in rows]
 
 
-def _compute() -> dict[str, Any]:
-    public = Trajectory.objects.public()
-    now = timezone.now()
+def _per_week(public: QuerySet[Trajectory], now: datetime) -> list[list[Any]]:
     since = now - timedelta(weeks=WEEKS)
     weeks = {
         row["week"].date().isoformat(): row["n"]
@@ -155,7 +153,11 @@ def _compute() -> dict[str, Any]:
         ]
         for n in range(WEEKS - 1, -1, -1)
     ]
+    return per_week
 
+
+def _totals(public: QuerySet[Trajectory]) -> dict[str, Any]:
+    """The counts and sums, and the length and duration buckets, in one aggregate query."""
     totals: dict[str, Any] = {
         "total": Count("id"),
         "events": Sum("num_events"),
@@ -182,9 +184,11 @@ def _compute() -> dict[str, Any]:
         if index + 1 < len(DURATION_BUCKETS):
             condition &= Q(ended_at__lt=F("started_at") + DURATION_BUCKETS[index + 1][1])
         totals[f"duration_{index}"] = Count("id", filter=condition)
-    row = public.aggregate(**totals)
+    return public.aggregate(**totals)
 
-    releases = [
+
+def _releases() -> list[list[Any]]:
+    return [
         [release["version"], release["published_at"].date().isoformat(), release["num_rows"]]  # type: ignore[union-attr]
         for release in Release.objects.filter(
             status=ReleaseStatus.PUBLISHED, published_at__isnull=False
@@ -192,6 +196,12 @@ def _compute() -> dict[str, Any]:
         .order_by("published_at")
         .values("version", "published_at", "num_rows")
     ]
+
+
+def _compute() -> dict[str, Any]:
+    public = Trajectory.objects.public()
+    now = timezone.now()
+    row = _totals(public)
     total = row["total"] or 0
 
     def with_other(rows: list[list[Any]]) -> list[list[Any]]:
@@ -203,7 +213,7 @@ def _compute() -> dict[str, Any]:
         "trajectories": total,
         "events": row["events"] or 0,
         "average_events": round(float(row["avg_events"] or 0), 1),
-        "per_week": per_week,
+        "per_week": _per_week(public, now),
         "by_agent": with_other(_grouped("shown_agent", label_empty="(not said)")),
         "by_model": with_other(_grouped("shown_model", label_empty="(not said)")),
         "by_format": [
@@ -223,5 +233,5 @@ def _compute() -> dict[str, Any]:
         "with_duration": row["with_duration"] or 0,
         "tokens": {"total": row["tokens"] or 0, "trajectories": row["with_tokens"] or 0},
         "cost": {"total": round(float(row["cost"] or 0), 4), "trajectories": row["with_cost"] or 0},
-        "releases": releases,
+        "releases": _releases(),
     }

@@ -36,6 +36,8 @@ def _envelope(status: int, description: str, **body: dict) -> dict[str, Any]:
 
 
 def _operation(operation_id: str) -> dict[str, Any]:
+    """The drop-in endpoint's OpenAPI operation. Long because it is one document written as
+    data (request, example, responses); cut into pieces it would be harder to read."""
     share_id = {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "the share id"}
     password = {
         "type": "string",

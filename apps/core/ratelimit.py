@@ -47,9 +47,14 @@ class Verdict:
     retry_after: int
 
 
+def hashed_key(scope: str, key: str) -> str:
+    """What a cache key holds of the value counted: an HMAC, never the value. DRF's throttles
+    name their idents with it too."""
+    return digest("trajhub.ratelimit", f"{scope}\0{key}")[:32]
+
+
 def _cache_key(scope: str, key: str, window: int, now: int) -> str:
-    hashed = digest("trajhub.ratelimit", f"{scope}\0{key}")[:32]
-    return f"trajhub:ratelimit:{scope}:{hashed}:{window}:{now // window}"
+    return f"trajhub:ratelimit:{scope}:{hashed_key(scope, key)}:{window}:{now // window}"
 
 
 def hit(scope: str, key: str, limit: int, window: int) -> Verdict:

@@ -204,3 +204,19 @@ def test_reports_and_takedowns_count_through_the_limiter(clock, cache_keys, sett
     assert "too many takedown confirmation emails" in per_recipient.value.message
     assert per_recipient.value.retry_after == 24 * 3600
     _clear(cache_keys)
+
+
+def test_drf_throttles_keep_no_client_address_in_their_keys():
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    from apps.learn.api.views import RetrieveThrottle
+    from apps.trajectories.api.preview import PreviewThrottle
+
+    request = Request(APIRequestFactory().post("/", REMOTE_ADDR=ADDRESS))
+    keys = [
+        throttle().get_cache_key(request, None) for throttle in (PreviewThrottle, RetrieveThrottle)
+    ]
+    assert all(key and ADDRESS not in key for key in keys)
+    other = Request(APIRequestFactory().post("/", REMOTE_ADDR="192.0.2.1"))
+    assert PreviewThrottle().get_cache_key(other, None) != keys[0]  # still one count per address

@@ -15,30 +15,31 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.core import signing
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
 from apps.accounts.models import Notice, NoticeKind, NoticeOptOut, User
+from apps.core import signing
 
 logger = logging.getLogger(__name__)
 
 UNSUBSCRIBE_SALT = "trajhub.notices.unsubscribe"
+ADDRESS_PURPOSE = "trajhub.notices.address"
 
 
 def address_hash(email: str) -> str:
     """An HMAC of a normalised address: recognises an opt-out without keeping the address."""
-    return salted_hmac("trajhub.notices.address", email.strip().lower()).hexdigest()
+    # sha1: the opt-outs stored before issue 21 hold sha1 digests.
+    return signing.digest(ADDRESS_PURPOSE, signing.canonical_email(email), algorithm="sha1")
 
 
 def unsubscribe_token(*, email: str, kind: str) -> str:
     """A signed token naming (the HMAC of) an address and a kind; it never expires, as the
     List-Unsubscribe header of an old email must keep working."""
-    return signing.dumps({"a": address_hash(email), "k": kind}, salt=UNSUBSCRIBE_SALT)
+    return signing.link_token(UNSUBSCRIBE_SALT, {"a": address_hash(email), "k": kind})
 
 
 def unsubscribe_url(*, email: str, kind: str) -> str:
@@ -49,10 +50,8 @@ def unsubscribe_url(*, email: str, kind: str) -> str:
 def unsubscribe_read(token: str) -> tuple[str, str] | None:
     """(address hash, kind) of a valid token, else None."""
     try:
-        data = signing.loads(token, salt=UNSUBSCRIBE_SALT)
-    except signing.BadSignature:
-        return None
-    if not isinstance(data, dict):
+        data = signing.link_payload(UNSUBSCRIBE_SALT, token, expect=dict)
+    except signing.BadLink:
         return None
     digest, kind = data.get("a"), data.get("k")
     if not isinstance(digest, str) or kind not in NoticeKind.values:

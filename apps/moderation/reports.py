@@ -23,13 +23,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.core import signing
-from django.core.cache import cache
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
+from apps.core import ratelimit, signing
+from apps.core.ratelimit import RateLimited
 from apps.moderation.audit import audit_record
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import (
@@ -52,35 +51,29 @@ logger = logging.getLogger(__name__)
 
 TAKEDOWN_SALT = "trajhub.moderation.takedown"
 APPEAL_SALT = "trajhub.moderation.appeal"
+REPORTER_PURPOSE = "trajhub.moderation.reporter"
 # Appeals per trajectory, ever: a second look, not a channel for endless requests.
 MAX_APPEALS = 3
 TEXT_LIMIT = 5000
 
 
-class RateLimited(ModerationError):
-    """Too many reports or requests from one client address in the last hour."""
-
-
 def _address_key(client_ip: str) -> str:
-    return salted_hmac("trajhub.moderation.reporter", client_ip or "-").hexdigest()
+    # sha1: the reports stored before issue 21 hold sha1 digests (Report.address_key).
+    return signing.digest(REPORTER_PURPOSE, client_ip or "-", algorithm="sha1")
 
 
-def _count(key: str, *, limit: int, seconds: int, message: str) -> None:
-    """One more against `key` in its window (started by the first); RateLimited past `limit`."""
-    cache.add(key, 0, seconds)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, seconds)
-        count = 1
-    if count > limit:
-        raise RateLimited(message)
+def _count(scope: str, key: str, *, limit: int, seconds: int, message: str) -> None:
+    """One more against `key` in its window; RateLimited past `limit`."""
+    verdict = ratelimit.hit(scope, key, limit, seconds)
+    if not verdict.allowed:
+        raise RateLimited(message, retry_after=verdict.retry_after)
 
 
 def _count_submission(client_ip: str) -> None:
     """One more report or request from this address this hour; refused past the limit."""
     _count(
-        f"moderation:reports:{_address_key(client_ip)}",
+        "moderation.reports",
+        client_ip or "-",
         limit=settings.TRAJHUB_REPORTS_PER_HOUR,
         seconds=3600,
         message="too many reports from your network in the last hour; try again later",
@@ -93,9 +86,9 @@ TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY = 3
 
 
 def _count_takedown_recipient(email: str) -> None:
-    digest = salted_hmac("trajhub.moderation.takedown-recipient", email.strip().lower())
     _count(
-        f"moderation:takedown-recipient:{digest.hexdigest()}",
+        "moderation.takedown-recipient",
+        signing.canonical_email(email),
         limit=TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY,
         seconds=24 * 3600,
         message=(
@@ -317,7 +310,7 @@ def takedown_request(
 
 
 def takedown_token(request: TakedownRequest) -> str:
-    return signing.dumps(request.pk, salt=TAKEDOWN_SALT)
+    return signing.link_token(TAKEDOWN_SALT, request.pk)
 
 
 def takedown_confirm_url(request: TakedownRequest) -> str:
@@ -327,12 +320,10 @@ def takedown_confirm_url(request: TakedownRequest) -> str:
 def takedown_from_token(token: str) -> TakedownRequest | None:
     """The request a confirmation link names, while the link is valid."""
     try:
-        pk = signing.loads(
-            token, salt=TAKEDOWN_SALT, max_age=settings.TRAJHUB_TAKEDOWN_LINK_SECONDS
+        pk = signing.link_payload(
+            TAKEDOWN_SALT, token, max_age=settings.TRAJHUB_TAKEDOWN_LINK_SECONDS, expect=int
         )
-    except signing.BadSignature:
-        return None
-    if not isinstance(pk, int):
+    except signing.BadLink:
         return None
     return TakedownRequest.objects.select_related("trajectory").filter(pk=pk).first()
 
@@ -453,18 +444,16 @@ def takedown_mail(*, request_id: int, what: str) -> bool:
 
 def appeal_url(trajectory: Trajectory) -> str:
     """The signed link of a rejection notice: whoever received the notice may appeal."""
-    token = signing.dumps(trajectory.share_id, salt=APPEAL_SALT)
+    token = signing.link_token(APPEAL_SALT, trajectory.share_id)
     return settings.SITE_URL + reverse("trajectory-appeal", args=[token])
 
 
 def appeal_trajectory(token: str) -> Trajectory | None:
     try:
-        share_id = signing.loads(
-            token, salt=APPEAL_SALT, max_age=settings.TRAJHUB_APPEAL_LINK_SECONDS
+        share_id = signing.link_payload(
+            APPEAL_SALT, token, max_age=settings.TRAJHUB_APPEAL_LINK_SECONDS, expect=str
         )
-    except signing.BadSignature:
-        return None
-    if not isinstance(share_id, str):
+    except signing.BadLink:
         return None
     return Trajectory.objects.filter(share_id=share_id).first()
 

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from apps.core.ratelimit import RateLimited
 from apps.moderation import reports
 from apps.moderation.errors import ModerationError
 from apps.moderation.forms import AppealForm, ReportForm, TakedownForm
@@ -59,7 +60,7 @@ def trajectory_report(request: HttpRequest, share_id: str) -> HttpResponse:
                 user=user,
                 client_ip=client_ip(request),
             )
-        except reports.RateLimited:
+        except RateLimited:
             return _rate_limited(request, template, _context(trajectory, form=form))
         return render(request, "moderation/pages/report_done.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
@@ -79,7 +80,7 @@ def trajectory_takedown(request: HttpRequest, share_id: str) -> HttpResponse:
                 text=form.cleaned_data["text"],
                 client_ip=client_ip(request),
             )
-        except reports.RateLimited:
+        except RateLimited:
             return _rate_limited(request, template, _context(trajectory, form=form))
         return render(request, "moderation/pages/takedown_sent.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200

@@ -10,6 +10,7 @@ import pytest
 import zstandard
 from django.db import connection, connections
 
+from apps.core.ratelimit import RateLimited
 from apps.trajectories import services
 from apps.trajectories.models import (
     Event,
@@ -23,7 +24,6 @@ from apps.trajectories.services import (
     IMAGE_REF_PREFIX,
     NUL_REPLACEMENT,
     InvalidShare,
-    RateLimited,
     ShareOptions,
     SharingRefused,
     trajectory_check_password,

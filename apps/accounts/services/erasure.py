@@ -13,8 +13,6 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.core import signing
-from django.core.cache import cache
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import QuerySet
@@ -23,8 +21,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import EmailDeletionRequest, Notice, User
+from apps.core import ratelimit, signing
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.models import Trajectory
-from apps.trajectories.services import RateLimited, normalize_email, trajectory_delete
+from apps.trajectories.services import normalize_email, trajectory_delete
 
 logger = logging.getLogger(__name__)
 
@@ -59,16 +59,15 @@ def _hash(secret: str) -> str:
 
 
 def _limited(kind: str, value: str) -> bool:
-    """Count one request against `value` (a client address or an email, hashed); True past the
+    """Count one request against `value` (a client address or an email); True past the
     hourly limit."""
-    key = f"trajhub:email-deletion:{kind}:{_hash(value.lower())}"
-    cache.add(key, 0, 3600)
-    try:
-        count = cache.incr(key)
-    except ValueError:
-        cache.set(key, 1, 3600)
-        count = 1
-    return count > settings.TRAJHUB_EMAIL_DELETION_PER_HOUR
+    verdict = ratelimit.hit(
+        f"accounts.email-deletion.{kind}",
+        value.lower(),
+        settings.TRAJHUB_EMAIL_DELETION_PER_HOUR,
+        3600,
+    )
+    return not verdict.allowed
 
 
 def email_deletion_request(*, email: str, client: str) -> None:
@@ -87,7 +86,7 @@ def email_deletion_request(*, email: str, client: str) -> None:
         return
     secret = secrets.token_urlsafe(32)
     request = EmailDeletionRequest.objects.create(secret_hash=_hash(secret), email=email)
-    token = signing.dumps(secret, salt=LINK_SALT)
+    token = signing.link_token(LINK_SALT, secret)
     transaction.on_commit(lambda: _queue_link_email(request.pk, token))
 
 
@@ -124,12 +123,13 @@ def email_deletion_link_email(*, request_id: int, token: str) -> bool:
 def email_deletion_open(token: str) -> EmailDeletionRequest | None:
     """The unused, unexpired request behind a link, else None."""
     try:
-        secret = signing.loads(
-            token, salt=LINK_SALT, max_age=timedelta(hours=settings.TRAJHUB_EMAIL_DELETION_HOURS)
+        secret = signing.link_payload(
+            LINK_SALT,
+            token,
+            max_age=timedelta(hours=settings.TRAJHUB_EMAIL_DELETION_HOURS),
+            expect=str,
         )
-    except signing.BadSignature:  # SignatureExpired too
-        return None
-    if not isinstance(secret, str):
+    except signing.BadLink:  # expired too
         return None
     cutoff = timezone.now() - timedelta(hours=settings.TRAJHUB_EMAIL_DELETION_HOURS)
     return EmailDeletionRequest.objects.filter(

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts import selectors
 from apps.accounts.forms import ClaimForm
 from apps.accounts.services.claims import ClaimRefused, trajectory_claim
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.http import client_ip
-from apps.trajectories.services import RateLimited
 
 
 def _page(request: HttpRequest, form: ClaimForm, *, status: int = 200, **context) -> HttpResponse:

@@ -20,8 +20,8 @@ from apps.accounts.services.erasure import (
     email_deletion_open,
     email_deletion_request,
 )
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.http import client_ip
-from apps.trajectories.services import RateLimited
 
 
 @require_http_methods(["GET", "POST"])

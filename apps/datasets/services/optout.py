@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.core import signing
 from django.db import transaction
-from django.utils.crypto import salted_hmac
 
+from apps.core import signing
 from apps.datasets.models import OptOut, Release, ReleaseStatus
 from apps.trajectories.models import Trajectory
 
@@ -15,25 +14,27 @@ if TYPE_CHECKING:
     from apps.accounts.models import User
 
 LINK_SALT = "trajhub.datasets.optout-link"
+EMAIL_PURPOSE = "trajhub.datasets.email"
 
 
 def email_digest(email: str) -> str:
     """An HMAC of an address: the opt-out link names it without carrying the address."""
-    return salted_hmac("trajhub.datasets.email", email.strip().lower()).hexdigest()
+    # sha1: the links mailed before issue 21 carry sha1 digests.
+    return signing.digest(EMAIL_PURPOSE, signing.canonical_email(email), algorithm="sha1")
 
 
 def optout_token(*, release: Release, email: str) -> str:
     """The signed part of the link an anonymous contributor gets with the announcement."""
-    return signing.dumps({"r": release.pk, "e": email_digest(email)}, salt=LINK_SALT)
+    return signing.link_token(LINK_SALT, {"r": release.pk, "e": email_digest(email)})
 
 
 def optout_token_read(token: str) -> tuple[Release, str] | None:
     """(announced release, address digest) of a valid token whose release is still open."""
     try:
-        data = signing.loads(token, salt=LINK_SALT)
-    except signing.BadSignature:
+        data = signing.link_payload(LINK_SALT, token, expect=dict)
+    except signing.BadLink:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("e"), str):
+    if not isinstance(data.get("e"), str):
         return None
     if not isinstance(data.get("r"), int):
         return None

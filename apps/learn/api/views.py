@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.authentication import ApiTokenAuthentication
+from apps.core.ratelimit import hashed_key
 from apps.learn.api.serializers import RetrieveInputSerializer, RetrieveOutputSerializer
 from apps.learn.llm import NOT_CONFIGURED
 from apps.learn.retrieval.search import ModelQueryFailed, Query, retrieve
@@ -27,7 +28,7 @@ class RetrieveThrottle(SimpleRateThrottle):
         if request.user and request.user.is_authenticated:
             ident = f"user-{request.user.pk}"
         else:
-            ident = self.get_ident(request)
+            ident = hashed_key(self.scope, self.get_ident(request))  # no client address in a key
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 

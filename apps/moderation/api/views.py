@@ -19,6 +19,7 @@ from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.ratelimit import RateLimited
 from apps.moderation import reports
 from apps.moderation.api.serializers import (
     ReportInputSerializer,
@@ -77,7 +78,7 @@ def _as_api_errors() -> Iterator[None]:
     anything else they refuse a 400 that says why."""
     try:
         yield
-    except reports.RateLimited as error:
+    except RateLimited as error:
         raise Throttled(wait=RETRY_AFTER, detail=str(error)) from None
     except ModerationError as error:
         raise ApiError(str(error)) from None

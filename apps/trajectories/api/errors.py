@@ -13,6 +13,7 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.importers import FormatError
 from apps.trajectories.services import SharingRefused
 
@@ -65,7 +66,7 @@ def _status_and_body(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str
         return exc.status_code, error_body(exc.message, exc.where), headers
     if isinstance(exc, FormatError):
         return 400, error_body(exc.message, exc.where), headers
-    if isinstance(exc, SharingRefused):
+    if isinstance(exc, (SharingRefused, RateLimited)):
         if exc.retry_after is not None:
             headers["Retry-After"] = str(exc.retry_after)
         return exc.status_code, error_body(exc.message, exc.where), headers

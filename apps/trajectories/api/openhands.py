@@ -16,6 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import AuthenticationFailed
 
 from apps.accounts.authentication import ApiTokenAuthentication
+from apps.core.ratelimit import RateLimited
 from apps.trajectories import services
 from apps.trajectories.api.body import BodyError, read_request_body
 from apps.trajectories.http import client_ip
@@ -90,7 +91,7 @@ def share_od_trajectory(request: HttpRequest) -> JsonResponse:
     except FormatError as exc:
         message = f"{exc.where}: {exc.message}" if exc.where else exc.message
         return _envelope(400, message)
-    except services.SharingRefused as exc:
+    except (services.SharingRefused, RateLimited) as exc:
         response = _envelope(exc.status_code, exc.message)
         if exc.retry_after is not None:
             response["Retry-After"] = str(exc.retry_after)

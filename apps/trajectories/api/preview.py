@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
+from apps.core.ratelimit import hashed_key
 from apps.trajectories.api.body import (
     BodyError,
     check_declared_length,
@@ -43,7 +44,8 @@ class PreviewThrottle(SimpleRateThrottle):
     rate = "300/hour"
 
     def get_cache_key(self, request, view):
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        ident = hashed_key(self.scope, self.get_ident(request))  # no client address in a key
+        return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
 class _RawBody(BaseParser):

@@ -16,7 +16,7 @@ Callers import from here.
 from apps.trajectories.importers import FormatError
 from apps.trajectories.services.changes import UPDATABLE, trajectory_delete, trajectory_update
 from apps.trajectories.services.cleaning import IMAGE_REF_PREFIX, NUL_REPLACEMENT
-from apps.trajectories.services.errors import InvalidShare, RateLimited, SharingRefused
+from apps.trajectories.services.errors import InvalidShare, SharingRefused
 from apps.trajectories.services.ingest import (
     EVENT_BATCH,
     IngestResult,
@@ -61,7 +61,6 @@ __all__ = [
     "FormatError",
     "IngestResult",
     "InvalidShare",
-    "RateLimited",
     "ShareOptions",
     "SharingRefused",
     "StoredTrajectory",

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import orjson
 from django.db import connection
 from django.db.models import QuerySet
-from django.utils.crypto import salted_hmac
 
+from apps.core import signing
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.prepare import _event_fingerprint, _Prepared
 
@@ -36,7 +36,7 @@ def session_digest(session_id: str) -> str:
     secret of its submitter (it proves a re-share is theirs), so the database never holds it."""
     if not session_id:
         return ""
-    return salted_hmac(SESSION_SALT, session_id, algorithm="sha256").hexdigest()
+    return signing.digest(SESSION_SALT, session_id, algorithm="sha256")
 
 
 @dataclass

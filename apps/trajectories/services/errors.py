@@ -11,7 +11,8 @@ class InvalidShare(FormatError):
 
 
 class SharingRefused(Exception):
-    """The caller may not share right now (anonymous sharing off, rate limit)."""
+    """The caller may not share right now (anonymous sharing off). Over a rate limit, the
+    services raise apps.core.ratelimit.RateLimited instead, in the same shape (429)."""
 
     status_code = 403
 
@@ -20,12 +21,3 @@ class SharingRefused(Exception):
         self.message = message
         self.where = where
         self.retry_after = retry_after  # seconds until the caller may try again, if known
-
-
-class RateLimited(SharingRefused):
-    """Over a limit; `retry_after`: seconds until the window that counts it has passed."""
-
-    status_code = 429
-
-    def __init__(self, message: str, where: str = "", *, retry_after: int = 3600):
-        super().__init__(message, where, retry_after=retry_after)

@@ -42,8 +42,8 @@ from apps.trajectories.services.dedup import (
 )
 from apps.trajectories.services.errors import InvalidShare
 from apps.trajectories.services.limits import (
-    _check_anonymous_allowed,
-    _check_email_rate,
+    anonymous_share_check,
+    email_share_check,
     ingest_limits,
     normalize_email,
 )
@@ -112,7 +112,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
     anonymous = user is None or not user.is_authenticated
     if anonymous:
         user = None
-        _check_anonymous_allowed(options.client_ip)
+        anonymous_share_check(options.client_ip)
     _validate_options(options)
 
     value, lines = _decode(data)
@@ -155,7 +155,7 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
 
         email = normalize_email(options.email or canonical.email) if user is None else ""
         if user is None and email and not email_checked:
-            _check_email_rate(email)
+            email_share_check(email)
             email_checked = True
         left_out = [
             {

@@ -3,16 +3,14 @@ contact address)."""
 
 from __future__ import annotations
 
-import hashlib
-import time
-
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from apps.core import ratelimit
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.importers import Limits
-from apps.trajectories.services.errors import RateLimited, SharingRefused
+from apps.trajectories.services.errors import SharingRefused
 
 ANON_EMAIL_PLACEHOLDERS = {"", "not_provided", "none", "null", "anonymous"}
 
@@ -25,54 +23,47 @@ def ingest_limits() -> Limits:
     )
 
 
-def _hashed(value: str) -> str:
-    # Cache keys must not carry email addresses in clear (they may end up in Redis dumps).
-    return hashlib.sha256(value.encode()).hexdigest()[:32]
-
-
 WINDOW_SECONDS = 3600
 
 
-def _seconds_left_in_window() -> int:
-    return WINDOW_SECONDS - int(time.time()) % WINDOW_SECONDS
-
-
-def _rate_limit_hit(scope: str, value: str) -> bool:
-    """Count one anonymous share against `scope`; True when the hourly limit is exceeded.
+def _over_limit(scope: str, value: str) -> ratelimit.Verdict | None:
+    """Count one anonymous share against `scope`; the verdict when the hourly limit is exceeded.
 
     Counted per clock hour, so that a refusal can say when the count starts again (Retry-After).
     """
-    limit = settings.TRAJHUB_ANON_SHARES_PER_HOUR
-    window = int(time.time()) // WINDOW_SECONDS
-    key = f"trajhub:anon-share:{scope}:{_hashed(value)}:{window}"
-    cache.add(key, 0, timeout=WINDOW_SECONDS + 60)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=WINDOW_SECONDS + 60)
-        count = 1
-    return count > limit
+    verdict = ratelimit.hit(
+        f"trajectories.anon-share.{scope}",
+        value,
+        settings.TRAJHUB_ANON_SHARES_PER_HOUR,
+        WINDOW_SECONDS,
+    )
+    return None if verdict.allowed else verdict
 
 
-def _check_anonymous_allowed(client_ip: str) -> None:
+def anonymous_share_check(client_ip: str) -> None:
+    """SharingRefused when anonymous sharing is off; RateLimited past the shares per hour from
+    this client address (counted here)."""
     if not settings.TRAJHUB_ANONYMOUS_SHARING:
         raise SharingRefused(
             "anonymous sharing is turned off on this site: sign in or send an API token"
         )
-    if client_ip and _rate_limit_hit("ip", client_ip):
+    over = _over_limit("ip", client_ip) if client_ip else None
+    if over is not None:
         raise RateLimited(
             f"too many anonymous shares from this address (limit "
             f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later or use an API token",
-            retry_after=_seconds_left_in_window(),
+            retry_after=over.retry_after,
         )
 
 
-def _check_email_rate(email: str) -> None:
-    if email and _rate_limit_hit("email", email.lower()):
+def email_share_check(email: str) -> None:
+    """RateLimited past the anonymous shares per hour under this contact email (counted here)."""
+    over = _over_limit("email", email.lower()) if email else None
+    if over is not None:
         raise RateLimited(
             f"too many anonymous shares for this email address (limit "
             f"{settings.TRAJHUB_ANON_SHARES_PER_HOUR} per hour); try again later",
-            retry_after=_seconds_left_in_window(),
+            retry_after=over.retry_after,
         )
 
 

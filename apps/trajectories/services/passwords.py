@@ -9,11 +9,9 @@ import hashlib
 import hmac
 import secrets
 
-from django.core.cache import cache
-
+from apps.core import ratelimit
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.models import Trajectory
-from apps.trajectories.services.errors import RateLimited
-from apps.trajectories.services.limits import _hashed
 
 PASSWORD_SCHEME = "sha256"
 # Failed password attempts per client address (API and pages together) ...
@@ -75,8 +73,8 @@ def trajectory_check_password(*, trajectory: Trajectory, password: str) -> bool:
     return _matches(hashes, password)
 
 
-def _fails_key(client: str) -> str:
-    return f"trajhub:password-fails:{_hashed(client or 'unknown')}"
+# The rate limiter's scope of failed password attempts.
+FAILS_SCOPE = "trajectories.password-fails"
 
 
 def trajectory_by_password(*, share_id: str, password: str, client: str) -> Trajectory | None:
@@ -84,8 +82,8 @@ def trajectory_by_password(*, share_id: str, password: str, client: str) -> Traj
     else None; the same work either way (an unknown id is checked against dummy hashes). Each
     failure counts against the client's address; past PASSWORD_ATTEMPTS in the window every
     attempt raises RateLimited, whatever it sends."""
-    key = _fails_key(client)
-    if cache.get(key, 0) >= PASSWORD_ATTEMPTS:
+    client = client or "unknown"
+    if not ratelimit.peek(FAILS_SCOPE, client, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_SECONDS).allowed:
         raise RateLimited(
             "too many wrong deletion passwords from this address; try again in "
             f"{PASSWORD_WINDOW_SECONDS // 60} minutes",
@@ -100,10 +98,6 @@ def trajectory_by_password(*, share_id: str, password: str, client: str) -> Traj
     hashes = list(trajectory.deletion_password_hashes) if trajectory is not None else []
     if _matches(hashes, password) and trajectory is not None:
         return trajectory
-    # add() starts the window once; incr() is atomic on Redis and on the local-memory cache.
-    cache.add(key, 0, PASSWORD_WINDOW_SECONDS)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, PASSWORD_WINDOW_SECONDS)
+    # Only failures count: the refusal above comes once the window holds PASSWORD_ATTEMPTS.
+    ratelimit.hit(FAILS_SCOPE, client, PASSWORD_ATTEMPTS, PASSWORD_WINDOW_SECONDS)
     return None

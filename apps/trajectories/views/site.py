@@ -19,6 +19,7 @@ from django.utils.functional import cached_property
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from apps.core.ratelimit import RateLimited
 from apps.trajectories.api.body import BodyError, check_declared_length
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
@@ -28,7 +29,6 @@ from apps.trajectories.selectors import site as site_selectors
 from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import (
     FormatError,
-    RateLimited,
     SharingRefused,
     StoredTrajectory,
     trajectory_by_password,
@@ -211,7 +211,7 @@ def _upload(request: HttpRequest) -> HttpResponse:
             user=user,
             options=form.share_options(client_ip=client_ip(request)),
         )
-    except SharingRefused as exc:  # RateLimited (429) too
+    except (SharingRefused, RateLimited) as exc:
         response = _upload_form_page(
             request, form, status=exc.status_code, error=_sentence(exc.message)
         )

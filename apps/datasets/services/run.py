@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.datasets import selectors
+from apps.datasets import row_schema, selectors
 from apps.datasets.models import (
     Release,
     ReleaseEntry,
@@ -655,7 +655,7 @@ def _split(release: Release) -> RunResult:
 
 def _name_parts(release: Release, files: list[dict]) -> None:
     """Each config's parts, in order, renamed `train-0000i-of-0000N` (N: that config's)."""
-    for config in cards.schema.CONFIGS:
+    for config in row_schema.CONFIGS:
         mine = [item for item in files if item["config"] == config]
         for index, item in enumerate(mine):
             directory = item["path"].rsplit("/", 1)[0]
@@ -718,7 +718,7 @@ def release_shard_build(*, shard: ReleaseShard, worker: str = "") -> str:
             ]
             # Parts sort by shard, then by their order within it: the rows stay in id order.
             all_files.sort(
-                key=lambda item: (list(cards.schema.CONFIGS).index(item["config"]), item["path"])
+                key=lambda item: (list(row_schema.CONFIGS).index(item["config"]), item["path"])
             )
             _name_parts(locked, all_files)
             _finish(locked, all_files, folder, progress=None)

@@ -1,13 +1,13 @@
 """Writes of the release app: building, announcing and publishing releases (run.py), the files
 (build.py, card.py, storage.py), contributors' opt-outs (optout.py) and what happens when the
-data under a published release changes (changes.py)."""
+data under a published release changes (removals.py)."""
 
-from apps.datasets.services.changes import (
+from apps.datasets.services.optout import trajectory_put_back, trajectory_take_out
+from apps.datasets.services.removals import (
     release_mark_superseded,
     release_queue_removal_build,
     release_removals_started,
 )
-from apps.datasets.services.optout import trajectory_put_back, trajectory_take_out
 from apps.datasets.services.run import (
     RunResult,
     release_run,

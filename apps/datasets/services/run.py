@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.datasets import row_schema, selectors
+from apps.datasets import enqueue, row_schema, selectors
 from apps.datasets.models import (
     Release,
     ReleaseEntry,
@@ -37,17 +37,19 @@ from apps.datasets.models import (
     ReleaseShard,
     ReleaseStatus,
 )
+from apps.datasets.optout_links import optout_token
 from apps.datasets.parquet import WrittenFile, sha256_of
 from apps.datasets.services import card as cards
 from apps.datasets.services import storage
 from apps.datasets.services.build import write_release_files
-from apps.datasets.services.changes import release_mark_superseded
-from apps.datasets.services.optout import optout_token
+from apps.datasets.services.removals import release_mark_superseded
 from apps.trajectories.models import Trajectory
 
 logger = logging.getLogger(__name__)
 
 LOCK_KEY = "trajhub.datasets.release-build"
+# The task that builds one shard (registered by apps.datasets.tasks).
+SHARD_TASK = "apps.datasets.tasks.release_shard"
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
 
@@ -616,8 +618,6 @@ def _split(release: Release) -> RunResult:
     """Plan shards (id ranges of at most TRAJHUB_RELEASE_SHARD_TASK_ROWS trajectories and about
     TRAJHUB_RELEASE_SHARD_BYTES) and queue one task per shard; the last to finish publishes
     (release_shard_build)."""
-    from apps.datasets.tasks import release_shard
-
     per = settings.TRAJHUB_RELEASE_SHARD_TASK_ROWS
     limit = settings.TRAJHUB_RELEASE_SHARD_BYTES
     rows = (
@@ -649,6 +649,7 @@ def _split(release: Release) -> RunResult:
             heartbeat_at=timezone.now(), progress_total=release.num_rows, progress_done=0
         )
         shard_ids = list(release.shards.values_list("pk", flat=True))
+        release_shard = enqueue.task(SHARD_TASK)
         transaction.on_commit(lambda: [release_shard.delay(pk) for pk in shard_ids])
     return RunResult("sharded", f"{release.name}: building in {len(chunks)} shard tasks", release)
 

@@ -239,19 +239,21 @@ def child_floor(folder: str) -> dict:
     import pyarrow.parquet as pq
     from django.conf import settings
 
-    from apps.datasets import schema
+    from apps.datasets import row_schema
     from apps.datasets.parquet import writer_options
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     writers = {
         config: pq.ParquetWriter(
-            str(out / f"{config}.parquet"), schema.arrow_schema(config), **writer_options(config)
+            str(out / f"{config}.parquet"),
+            row_schema.arrow_schema(config),
+            **writer_options(config),
         )
-        for config in schema.CONFIGS
+        for config in row_schema.CONFIGS
     }
-    buffers: dict[str, list[dict]] = {config: [] for config in schema.CONFIGS}
-    sizes = dict.fromkeys(schema.CONFIGS, 0)
+    buffers: dict[str, list[dict]] = {config: [] for config in row_schema.CONFIGS}
+    sizes = dict.fromkeys(row_schema.CONFIGS, 0)
     limit_bytes = settings.TRAJHUB_RELEASE_ROW_GROUP_BYTES
     limit_rows = settings.TRAJHUB_RELEASE_ROW_GROUP_ROWS
 
@@ -333,7 +335,7 @@ def child_floor(folder: str) -> dict:
             if current is not None:
                 emit(current, steps)
                 rows += 1
-    for config in schema.CONFIGS:
+    for config in row_schema.CONFIGS:
         flush(config)
         writers[config].close()
     seconds = time.perf_counter() - started

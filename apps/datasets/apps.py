@@ -6,7 +6,8 @@ class DatasetsConfig(AppConfig):
     label = "datasets"
 
     def ready(self) -> None:
-        from apps.datasets import receivers
+        # tasks registers the tasks the services queue (apps.datasets.enqueue).
+        from apps.datasets import receivers, tasks  # noqa: F401
         from apps.trajectories.signals import public_set_changed
 
         # Sent after the commit of every deletion and every change of visibility or review

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from apps.datasets import schema
+from apps.datasets import row_schema
 
 WRITER_OPTIONS = {
     "compression": "zstd",
@@ -36,8 +36,8 @@ def writer_options(config: str) -> dict:
     that no shard's size could be held to its limit."""
     scalars = [
         name
-        for name, kind in schema.CONFIGS[config].items()
-        if isinstance(kind, str) and name not in schema.FREE_TEXT
+        for name, kind in row_schema.CONFIGS[config].items()
+        if isinstance(kind, str) and name not in row_schema.FREE_TEXT
     ]
     return {**WRITER_OPTIONS, "write_statistics": scalars}
 
@@ -105,9 +105,9 @@ class ShardWriter:
         row_group_rows: int,
     ):
         self.config = config
-        self.folder = folder / schema.CONFIG_DIRS[config]
+        self.folder = folder / row_schema.CONFIG_DIRS[config]
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.schema = schema.arrow_schema(config)
+        self.schema = row_schema.arrow_schema(config)
         self.options = writer_options(config)
         self.shard_bytes = shard_bytes
         self.row_group_bytes = row_group_bytes
@@ -248,7 +248,7 @@ class ShardWriter:
             written.append(
                 WrittenFile(
                     config=self.config,
-                    path=f"{schema.CONFIG_DIRS[self.config]}/{final.name}",
+                    path=f"{row_schema.CONFIG_DIRS[self.config]}/{final.name}",
                     local=final,
                     size=final.stat().st_size,
                     sha256=sha256_of(final),

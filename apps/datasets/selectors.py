@@ -15,6 +15,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum, TextField
 from django.db.models.functions import Cast, Coalesce, Length
 
 from apps.datasets.models import Release, ReleaseEntry, ReleaseFile, ReleaseStatus
+from apps.datasets.optout_links import email_digest
 from apps.trajectories.models import Event, Image, Trajectory, TrajectoryImage
 from apps.trajectories.services.dedup import _stored_chain
 
@@ -214,8 +215,6 @@ class NextReleaseItem:
 
 def announced_items_for_email(release: Release, email_hash: str) -> list[NextReleaseItem]:
     """An anonymous contributor's trajectories in an announced release (the notice's link)."""
-    from apps.datasets.services.optout import email_digest
-
     items = []
     rows = (
         Trajectory.objects.filter(release_entries__release=release, owner__isnull=True)

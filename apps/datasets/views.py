@@ -11,8 +11,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.datasets import selectors, services
+from apps.datasets.optout_links import optout_token_read
 from apps.datasets.services import storage
-from apps.datasets.services.optout import optout_token_read
 from apps.trajectories.models import Trajectory
 from apps.trajectories.rendering.text import markdown
 

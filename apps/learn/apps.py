@@ -13,8 +13,11 @@ class LearnConfig(AppConfig):
     verbose_name = "Learn-by-interact"
 
     def ready(self) -> None:
-        from apps.learn import receivers
+        from apps.learn import receivers, release_configs
         from apps.trajectories import signals
+
+        # The synthesized examples go into every dataset release as configs of their own.
+        release_configs.register()
 
         signals.trajectory_deleted.connect(
             receivers.trajectory_deleted, dispatch_uid="learn.trajectory_deleted"

@@ -28,6 +28,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from apps.datasets.row_schema import message_row
+from apps.datasets.services.build import release_redactor
 from apps.learn.models import Example
 from apps.learn.selectors import examples_public
 from apps.trajectories import selectors as trajectory_selectors
@@ -206,14 +208,11 @@ def rows() -> Iterator[Row]:
 def release_example_rows(
     release: Release, *, first_id: int = 0, last_id: int | None = None
 ) -> Iterator[dict[str, dict[str, Any]]]:
-    """The release's `examples_openai` and `examples_sharegpt` rows (apps.datasets.schema) for
+    """The release's `examples_openai` and `examples_sharegpt` rows (release_configs) for
     the trajectories of one id range: kept examples whose source is one of the release's
     entries and in public() now, cut with the redactions the example was made with, in
     (trajectory, id) order. Text goes through the release's redactor (the contributor's own
     addresses too), like every other config of the release."""
-    from apps.datasets.schema import message_row
-    from apps.datasets.services.build import release_redactor
-
     qs = (
         examples_public()
         .filter(trajectory__release_entries__release=release, trajectory_id__gte=first_id)

@@ -24,7 +24,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.core.locks import Lease
-from apps.learn import filters, prompts
+from apps.learn import prompts, quality
 from apps.learn.llm import Answer, LLMConfig, LLMError, LLMNotConfigured, Usage, chat
 from apps.learn.models import (
     Example,
@@ -327,7 +327,7 @@ def run_fail(*, run_id: int, error: str) -> None:
 FILTER_BATCH = 200
 
 
-def filter_pipeline(run_id: int, config: LLMConfig) -> list[filters.Filter]:
+def filter_pipeline(run_id: int, config: LLMConfig) -> list[quality.Filter]:
     from apps.moderation.scanners import scan
 
     kept = list(Example.objects.filter(state=ExampleState.KEPT).values_list("pk", "instruction"))
@@ -339,16 +339,16 @@ def filter_pipeline(run_id: int, config: LLMConfig) -> list[filters.Filter]:
         _account(run_id, Usage(retries=error.retries), failed=1)
 
     return [
-        filters.ScanFilter(scan),
-        filters.LengthFilter(
+        quality.ScanFilter(scan),
+        quality.LengthFilter(
             min_actions=settings.TRAJHUB_FILTER_MIN_ACTIONS,
             max_actions=settings.TRAJHUB_FILTER_MAX_ACTIONS,
             min_chars=settings.TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS,
             max_chars=settings.TRAJHUB_FILTER_MAX_INSTRUCTION_CHARS,
         ),
-        filters.ErrorsOnlyFilter(),
-        filters.NearDuplicateFilter(threshold=settings.TRAJHUB_FILTER_NEAR_DUPLICATE, kept=kept),
-        filters.CommitteeFilter(
+        quality.ErrorsOnlyFilter(),
+        quality.NearDuplicateFilter(threshold=settings.TRAJHUB_FILTER_NEAR_DUPLICATE, kept=kept),
+        quality.CommitteeFilter(
             config=config,
             call=lambda messages, model: llm_call(config, messages, model),
             on_answer=on_answer,
@@ -386,10 +386,10 @@ def run_filter(
         last_id = batch[-1].pk
         total["candidates"] += len(batch)
         standing = [
-            filters.Candidate(e.pk, e.instruction, _steps_of(e.window), e.window.num_actions)
+            quality.Candidate(e.pk, e.instruction, _steps_of(e.window), e.window.num_actions)
             for e in batch
         ]
-        verdicts: dict[int, list[filters.Verdict]] = {e.pk: [] for e in batch}
+        verdicts: dict[int, list[quality.Verdict]] = {e.pk: [] for e in batch}
         for step in pipeline:
             if not standing:
                 break

@@ -113,8 +113,8 @@ def test_notices_address_hash_and_unsubscribe_link(clock):
 
 @pytest.mark.django_db
 def test_datasets_optout_digest_and_link(clock):
+    from apps.datasets import optout_links as optout
     from apps.datasets.models import Release, ReleaseStatus
-    from apps.datasets.services import optout
 
     assert optout.email_digest(" A@B.c ") == OPTOUT_DIGEST
     assert optout.optout_token(release=SimpleNamespace(pk=3), email="a@b.c") == OPTOUT_TOKEN

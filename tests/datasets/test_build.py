@@ -15,7 +15,8 @@ from django.test import Client
 from apps.datasets import services
 from apps.datasets.models import Release, ReleaseStatus
 from apps.datasets.parquet import sha256_of
-from apps.datasets.schema import CONFIG_DIRS, CONFIGS, EXAMPLE_CONFIGS, TRAJECTORY_CONFIGS
+from apps.datasets.row_schema import CONFIG_DIRS, CONFIGS, TRAJECTORY_CONFIGS
+from apps.learn.release_configs import EXAMPLE_CONFIGS
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete
 from tests.datasets.conftest import CONTACT_EMAIL, PLANTED_EMAIL, approve, github_token, share

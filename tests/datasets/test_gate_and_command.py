@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from apps.datasets import services
 from apps.datasets.models import Release
-from apps.datasets.schema import CONFIGS
+from apps.datasets.row_schema import CONFIGS
 from apps.trajectories.models import Event, Trajectory
 from tests.datasets.conftest import share
 

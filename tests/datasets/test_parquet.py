@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from apps.datasets.parquet import PairedWriter, ShardWriter
-from apps.datasets.schema import CONFIG_DIRS
+from apps.datasets.row_schema import CONFIG_DIRS
 
 PNG = bytes.fromhex("89504e470d0a1a0a")
 

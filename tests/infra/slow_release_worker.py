@@ -19,11 +19,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
 from apps.datasets import services  # noqa: E402
-from apps.datasets.services import run, storage  # noqa: E402
+from apps.datasets.services import shards, storage  # noqa: E402
 from config.celery_app import app  # noqa: E402
 
 _upload = storage.upload
-_shard = run.release_shard_build
+_shard = shards.release_shard_build
 
 
 def _stalling_upload(prefix: str, path: str, local: Path) -> None:

@@ -1,6 +1,6 @@
 """Writing a release's Parquet files: the trajectories of its entries in id order, read in
 batches (the trajectories and image links of a batch, then its events streamed with one COPY),
-redacted as on the public pages, shaped by schema.rows() and written by one ShardWriter per
+redacted as on the public pages, shaped by row_schema.rows() and written by one ShardWriter per
 config."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 from django.conf import settings
 
-from apps.datasets import schema, selectors
+from apps.datasets import configs, row_schema, selectors
 from apps.datasets.models import Release
 from apps.datasets.parquet import PairedWriter, ShardWriter, WrittenFile
 from apps.trajectories.importers.base import CanonicalEvent
@@ -113,7 +113,7 @@ def _trajectory_rows(
     ]
     metadata = redact_data(row["metadata"] or {}, redact)
     when = row["published_at"] or row["created_at"]
-    fields = schema.TrajectoryFields(
+    fields = row_schema.TrajectoryFields(
         share_id=row["share_id"],
         feedback_version=str(metadata.get("feedback_version") or ""),
         polarity=row["polarity"],
@@ -126,7 +126,7 @@ def _trajectory_rows(
         timestamp=when.isoformat(),
         tools_meta={"metadata": metadata},
     )
-    return schema.rows(fields, canonical, pictures)
+    return row_schema.rows(fields, canonical, pictures)
 
 
 @contextlib.contextmanager
@@ -161,10 +161,10 @@ def write_release_files(
             row_group_bytes=settings.TRAJHUB_RELEASE_ROW_GROUP_BYTES,
             row_group_rows=settings.TRAJHUB_RELEASE_ROW_GROUP_ROWS,
         )
-        for config in schema.CONFIGS
+        for config in row_schema.CONFIGS
     }
     paired = PairedWriter(writers["default"], writers["no_images"])
-    others = [c for c in schema.TRAJECTORY_CONFIGS if c not in ("default", "no_images")]
+    others = [c for c in row_schema.TRAJECTORY_CONFIGS if c not in ("default", "no_images")]
     done = 0
     last_report = time.monotonic()
 
@@ -184,17 +184,16 @@ def write_release_files(
         for rows in stream:
             pictures = rows["default"]["images"]
             light = rows["no_images"]
-            text = schema.row_bytes(light)
+            text = row_schema.row_bytes(light)
             paired.add(light, pictures, text, sum(len(image["bytes"]) for image in pictures))
             # The other configs' row groups are judged by the same text size.
             for config in others:
                 writers[config].add(rows[config], text)
-    # Synthesized examples (apps/learn) of the same trajectories, as two configs of their own.
-    from apps.learn.exports import release_example_rows
-
-    for rows in release_example_rows(release, first_id=first_id, last_id=last_id):
-        for config, row in rows.items():
-            writers[config].add(row, len(orjson.dumps(row)))
+    # The registered configs' rows (apps/learn's synthesized examples) of the same trajectories.
+    for extra in configs.registered():
+        for rows in extra.rows(release, first_id=first_id, last_id=last_id):
+            for config, row in rows.items():
+                writers[config].add(row, len(orjson.dumps(row)))
     paired.finish()
     if progress is not None:
         progress(done)

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Case, CharField, Count, F, Value, When
 
-from apps.datasets import schema
+from apps.datasets import configs, row_schema
 from apps.datasets.models import Release, ReleaseEntry
 from apps.datasets.parquet import WrittenFile
 from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
@@ -105,7 +105,7 @@ def index_entries(release: Release) -> int:
 def front_matter(release: Release, files: list[WrittenFile]) -> dict:
     configs = []
     infos = []
-    for config in schema.CONFIGS:
+    for config in row_schema.CONFIGS:
         mine = [f for f in files if f.config == config]
         if not any(f.num_rows for f in mine):
             # An empty config (no synthesized examples yet) keeps its zero-row file, which
@@ -117,7 +117,7 @@ def front_matter(release: Release, files: list[WrittenFile]) -> dict:
                 "config_name": config,
                 **({"default": True} if config == "default" else {}),
                 "data_files": [
-                    {"split": "train", "path": f"{schema.CONFIG_DIRS[config]}/train-*.parquet"}
+                    {"split": "train", "path": f"{row_schema.CONFIG_DIRS[config]}/train-*.parquet"}
                 ],
             }
         )
@@ -127,7 +127,7 @@ def front_matter(release: Release, files: list[WrittenFile]) -> dict:
         infos.append(
             {
                 "config_name": config,
-                "features": schema.card_features(config),
+                "features": row_schema.card_features(config),
                 "splits": [
                     {
                         "name": "train",
@@ -165,6 +165,8 @@ def table_cell(value: str) -> str:
 
 
 def card_text(release: Release, files: list[WrittenFile], previous: Release | None) -> str:
+    """The card: YAML front matter, then the Markdown body (its template is most of this
+    function's length: one f-string, kept whole so that it reads as the card does)."""
     site = settings.SITE_URL
     name = settings.TRAJHUB_RELEASE_NAME
     min_events = settings.TRAJHUB_RELEASE_MIN_EVENTS
@@ -176,7 +178,7 @@ def card_text(release: Release, files: list[WrittenFile], previous: Release | No
     )
     filled = {f.config for f in files if f.num_rows}
     config_lines = "\n".join(
-        f"- `{config}` ({schema.CONFIG_DIRS[config]}/): {schema.CONFIG_DESCRIPTIONS[config]}"
+        f"- `{config}` ({row_schema.CONFIG_DIRS[config]}/): {row_schema.CONFIG_DESCRIPTIONS[config]}"
         + (
             ""
             if config in filled
@@ -184,7 +186,7 @@ def card_text(release: Release, files: list[WrittenFile], previous: Release | No
             " and the config is left out of the list above so that `load_dataset` does not"
             " fail on it."
         )
-        for config in schema.CONFIGS
+        for config in row_schema.CONFIGS
     )
     if previous is None:
         since = f"This is the first release: {len(release.added_ids)} trajectories."
@@ -302,12 +304,10 @@ def _unwrap(text: str) -> str:
 
 
 def llama_factory_info() -> dict:
-    """The release's `dataset_info.json`: LLaMA-Factory's entry for the synthesized examples
-    (ShareGPT, the `examples_sharegpt` folder of Parquet files, the release's root as
-    dataset_dir)."""
-    from apps.learn.exports import dataset_info
-
-    return dataset_info(file_name=schema.CONFIG_DIRS["examples_sharegpt"])
+    """The release's `dataset_info.json`: LLaMA-Factory's entries of the registered configs
+    (apps.learn's for the synthesized examples: ShareGPT, the `examples_sharegpt` folder of
+    Parquet files, the release's root as dataset_dir)."""
+    return configs.dataset_info()
 
 
 def manifest(release: Release, files: list[dict], previous: Release | None, built_at: str) -> dict:
@@ -321,7 +321,7 @@ def manifest(release: Release, files: list[dict], previous: Release | None, buil
         "num_rows": release.num_rows,
         "rows": {
             config: sum(f["num_rows"] for f in files if f["config"] == config)
-            for config in schema.CONFIGS
+            for config in row_schema.CONFIGS
         },
         "files": files,
         "added_ids": release.added_ids,

@@ -1,4 +1,4 @@
-"""The filters (the paper's section 2.3): a registry of checks over (instruction, window).
+"""Quality filters (the paper's section 2.3): a registry of checks over (instruction, window).
 
 Each filter looks at the examples still standing and answers, for each, kept or dropped and why;
 an example dropped by one is not shown to the next. They run cheapest first, so the LLM committee

@@ -18,13 +18,15 @@ from django.core.cache import cache
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.datasets import selectors
+from apps.datasets import enqueue, selectors
 from apps.datasets.models import Release, ReleaseEntry, ReleaseStatus
 
 logger = logging.getLogger(__name__)
 
 # Present while a removal build is queued and has not started: later changes need no other.
 QUEUED_KEY = "trajhub.datasets.removal-build-queued"
+# The task that builds it (registered by apps.datasets.tasks).
+REMOVALS_TASK = "apps.datasets.tasks.release_removals"
 
 
 def _no_longer_releasable(trajectory_ids: Iterable[int] | None) -> Q:
@@ -82,15 +84,13 @@ def release_queue_removal_build() -> bool:
     queued already (it will see this change too: it reads the state when it runs). True when
     this call queued it. A broker that is down is logged, not raised: the scheduled release run
     builds what is due (tasks.release_run checks for superseded releases too)."""
-    from apps.datasets.tasks import release_removals
-
     delay = max(0, settings.TRAJHUB_RELEASE_REMOVAL_DELAY_SECONDS)
     # Expires on its own some time after the task should have run: a lost message does not
     # keep every later change from queueing a build.
     if not cache.add(QUEUED_KEY, "1", timeout=delay + 600):
         return False
     try:
-        release_removals.apply_async(countdown=delay)
+        enqueue.task(REMOVALS_TASK).apply_async(countdown=delay)
     except Exception:
         cache.delete(QUEUED_KEY)
         logger.exception("could not queue the removal build; the scheduled run will build it")

@@ -11,6 +11,8 @@ and an `images` column (`datasets.Image`: the bytes, and as path the sha256 the 
 "trajhub-image:<sha256>"). `no_images` is the same without images, the light download. `openai`
 is TRL's conversational format (`messages`, `tools`) and `sharegpt` LLaMA-Factory's
 (`conversations` with from/value, `system`, `tools`); both come from the site's own exporters.
+Other apps add configs of their own after these (apps.datasets.configs.register: apps.learn's
+synthesized examples); their rows come from those apps.
 """
 
 from __future__ import annotations
@@ -70,15 +72,6 @@ _DEFAULT: dict[str, Type] = {
     "num_events": "int64",
     "license": "string",
 }
-# Synthesized examples (apps/learn): one row per kept example whose source trajectory is in the
-# release, with where it came from (`source_id`, `window`: first and last event, inclusive).
-_EXAMPLE: dict[str, Type] = {
-    "id": "int64",
-    "source_id": "string",
-    "window": ["int64"],
-    "instruction": "string",
-    "prompt_type": "string",
-}
 CONFIGS: dict[str, dict[str, Type]] = {
     "default": {**_DEFAULT, "images": ["image"]},
     "no_images": _DEFAULT,
@@ -90,39 +83,26 @@ CONFIGS: dict[str, dict[str, Type]] = {
         "tools": "string",
         "license": "string",
     },
-    "examples_openai": {**_EXAMPLE, "messages": [MESSAGE], "tools": "string", "license": "string"},
-    "examples_sharegpt": {
-        **_EXAMPLE,
-        "conversations": [{"from": "string", "value": "string"}],
-        "system": "string",
-        "tools": "string",
-        "license": "string",
-    },
 }
-# The configs built from synthesized examples rather than from whole trajectories.
-EXAMPLE_CONFIGS = ("examples_openai", "examples_sharegpt")
-TRAJECTORY_CONFIGS = tuple(config for config in CONFIGS if config not in EXAMPLE_CONFIGS)
-# Top-level columns of free text (tool definitions, system prompts, instructions, feedback):
-# no Parquet statistics for them (parquet.writer_options).
-FREE_TEXT = frozenset({"feedback_text", "instruction", "system", "tools"})
+# The configs built here, from whole trajectories; the ones other apps register
+# (apps.datasets.configs.register) follow them in CONFIGS, CONFIG_DIRS and CONFIG_DESCRIPTIONS.
+TRAJECTORY_CONFIGS = tuple(CONFIGS)
+# Top-level columns of free text (tool definitions, system prompts, feedback, and those a
+# registered config names, such as instructions): no Parquet statistics for them
+# (parquet.writer_options).
+FREE_TEXT = {"feedback_text", "system", "tools"}
 # Where each config's shards go, as `datasets.push_to_hub` lays them out.
 CONFIG_DIRS = {
     "default": "data",
     "no_images": "no_images",
     "openai": "openai",
     "sharegpt": "sharegpt",
-    "examples_openai": "examples_openai",
-    "examples_sharegpt": "examples_sharegpt",
 }
 CONFIG_DESCRIPTIONS = {
     "default": "every column, with the screenshots and plots (`images`)",
     "no_images": "the same rows without images: the light download",
     "openai": "OpenAI messages with tool calls (TRL's conversational format: `messages`, `tools`)",
     "sharegpt": "ShareGPT conversations (LLaMA-Factory: `from`/`value`, `function_call`, `observation`)",
-    "examples_openai": "synthesized examples (an instruction written for a window of a trajectory, "
-    "then the window) as TRL conversations; `source_id` and `window` say where each came from",
-    "examples_sharegpt": "the same examples as LLaMA-Factory ShareGPT (`dataset_info.json` has "
-    "their entry)",
 }
 
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -180,6 +160,25 @@ def arrow_schema(config: str) -> pa.Schema:
 
 def card_features(config: str) -> list[dict]:
     return [_card_feature(name, kind) for name, kind in CONFIGS[config].items()]
+
+
+def add_config(
+    name: str,
+    columns: dict[str, Type],
+    *,
+    directory: str,
+    description: str,
+    free_text: frozenset[str] = frozenset(),
+) -> None:
+    """One more config after the trajectory configs (apps.datasets.configs.register calls it):
+    its columns, folder and line on the card, and its columns of free text. Adding a name again
+    replaces it in place."""
+    if name in TRAJECTORY_CONFIGS:
+        raise ValueError(f"{name!r} is a trajectory config of every release")
+    CONFIGS[name] = columns
+    CONFIG_DIRS[name] = directory
+    CONFIG_DESCRIPTIONS[name] = description
+    FREE_TEXT.update(free_text)
 
 
 # --- rows -----------------------------------------------------------------------------------

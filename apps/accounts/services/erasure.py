@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import EmailDeletionRequest, Notice, User
+from apps.accounts.queueing import enqueue
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import RateLimited, normalize_email, trajectory_delete
 
@@ -92,10 +93,8 @@ def email_deletion_request(*, email: str, client: str) -> None:
 
 
 def _queue_link_email(request_id: int, token: str) -> None:
-    from apps.accounts.tasks import email_deletion_link_send
-
     try:
-        email_deletion_link_send.delay(request_id, token)
+        enqueue("apps.accounts.tasks.email_deletion_link_send", request_id, token)
     except Exception:  # a broker that is down must not turn the form into an error page
         logger.exception("could not queue the email deletion link %s", request_id)
 

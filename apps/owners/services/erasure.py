@@ -47,7 +47,7 @@ def account_delete(*, user: User) -> int:
 
 
 def _export_files_delete(user: User) -> None:
-    from apps.accounts.services.export import export_delete_files
+    from apps.owners.services.export import export_delete_files
 
     export_delete_files(user=user)
 
@@ -106,7 +106,7 @@ def email_deletion_link_email(*, request_id: int, token: str) -> bool:
         return False
     url = settings.SITE_URL + reverse("email-deletion-confirm", args=[token])
     body = render_to_string(
-        "accounts/email_deletion_link.txt",
+        "owners/email_deletion_link.txt",
         {
             "url": url,
             "hours": settings.TRAJHUB_EMAIL_DELETION_HOURS,

@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/", include("apps.moderation.api.urls")),
     path("", include("apps.trajectories.share_urls")),
     path("", include("apps.accounts.urls")),
+    path("", include("apps.owners.urls")),
     path("", include("apps.datasets.urls")),
     path("", include("apps.moderation.urls")),
     path("", include("apps.stats.urls")),

@@ -12,8 +12,9 @@ class AccountsConfig(AppConfig):
         from allauth.account.signals import user_logged_in
         from allauth.socialaccount.signals import social_account_added
 
-        # schema registers the token scheme with drf-spectacular (extensions register on import).
-        from apps.accounts import receivers, schema  # noqa: F401
+        # schema registers the token scheme with drf-spectacular (extensions register on import);
+        # tasks registers its tasks with Celery, for the services that queue them by name.
+        from apps.accounts import receivers, schema, tasks  # noqa: F401
 
         post_migrate.connect(receivers.site_from_settings, dispatch_uid="accounts-site-name")
         user_logged_in.connect(receivers.github_signed_in, dispatch_uid="accounts-avatar-login")

@@ -38,7 +38,7 @@ class ApiToken(models.Model):
 
 class NoticeKind(models.TextChoices):
     """What a notice tells a contributor. Each kind has a subject and a body template under
-    templates/accounts/notices/, and its own unsubscribe link."""
+    apps/accounts/templates/accounts/notices/, and its own unsubscribe link."""
 
     HELD = "held", "Held for review"
     REJECTED = "rejected", "Rejected"

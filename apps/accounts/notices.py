@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import Notice, NoticeKind, NoticeOptOut, User
+from apps.accounts.queueing import enqueue
 from apps.core import signing
 
 logger = logging.getLogger(__name__)
@@ -140,10 +141,8 @@ def notice_send(
 
 
 def _queue_email(notice_id: int) -> None:
-    from apps.accounts.tasks import notice_email_send
-
     try:
-        notice_email_send.delay(notice_id)
+        enqueue("apps.accounts.tasks.notice_email_send", notice_id)
     except Exception:  # a broker that is down must not break the caller's (committed) request
         logger.exception("could not queue the email of notice %s", notice_id)
 

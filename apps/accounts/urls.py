@@ -1,31 +1,13 @@
-from django.urls import path, re_path
+from django.urls import path
 
-from apps.accounts.views import claims, dashboard, data, email_deletion, notices, profiles, tokens
+from apps.accounts.views import avatars, notices, tokens
 
-SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
-
+# The owner's pages (dashboard, claims, export, deletion, profiles) are apps/owners/urls.py.
 urlpatterns = [
-    # The dashboard (views/dashboard.py)
-    path("me/", dashboard.me, name="me"),
-    path("me/bulk", dashboard.me_bulk, name="me-bulk"),
-    re_path(rf"^me/t/{SHARE_ID}/edit$", dashboard.me_edit, name="me-edit"),
-    re_path(rf"^me/t/{SHARE_ID}/visibility$", dashboard.me_visibility, name="me-visibility"),
-    re_path(rf"^me/t/{SHARE_ID}/delete$", dashboard.me_delete, name="me-delete"),
-    path("me/claim/", claims.claim, name="me-claim"),
     path("me/notices/", notices.notice_list, name="me-notices"),
     path("me/tokens/", tokens.tokens, name="me-tokens"),
     path("me/tokens/<int:token_id>/revoke", tokens.token_revoke, name="me-token-revoke"),
-    path("me/export/", data.export, name="me-export"),
-    path("me/export/<int:export_id>/download", data.export_download, name="me-export-download"),
-    path("me/delete-account/", data.account_delete_view, name="me-account-delete"),
     # Without signing in
-    path("u/<str:username>/", profiles.profile, name="profile"),
-    path("u/<str:username>/avatar", profiles.avatar, name="profile-avatar"),
-    path("delete-by-email/", email_deletion.email_deletion, name="email-deletion"),
-    path(
-        "delete-by-email/<str:token>",
-        email_deletion.email_deletion_confirm_view,
-        name="email-deletion-confirm",
-    ),
+    path("u/<str:username>/avatar", avatars.avatar, name="profile-avatar"),
     path("notices/unsubscribe/<str:token>", notices.unsubscribe, name="notice-unsubscribe"),
 ]

@@ -1,5 +1,6 @@
-"""Public profiles (/u/<username>/) and GitHub avatars fetched once into our own storage (tested
-against a local HTTP server standing in for GitHub's avatar host)."""
+"""GitHub avatars fetched once into our own storage and served from /u/<username>/avatar (tested
+against a local HTTP server standing in for GitHub's avatar host). The profile page's list of
+trajectories: tests/owners/test_profiles.py."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from PIL import Image
 from apps.accounts.models import User
 from apps.accounts.services.avatars import avatar_fetch
 from tests.accounts.test_github_login import github_user, sign_in_with_github
-from tests.trajectories.site_factories import NOT_PUBLIC_STATES, make_trajectory
+from tests.trajectories.site_factories import make_trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -69,31 +70,6 @@ def github_app(settings):
     provider = dict(settings.SOCIALACCOUNT_PROVIDERS["github"])
     provider["APP"] = {"client_id": "Iv1.trajhubtestclient", "secret": "s"}
     settings.SOCIALACCOUNT_PROVIDERS = {**settings.SOCIALACCOUNT_PROVIDERS, "github": provider}
-
-
-def test_profile_lists_public_trajectories_only_whoever_asks(
-    owner, other_user, moderator, staff, django_assert_num_queries
-):
-    public = make_trajectory(owner=owner, title="Public one")
-    hidden = [
-        make_trajectory(owner=owner, title=f"Not public {name}", **fields)
-        for name, fields in NOT_PUBLIC_STATES.items()
-    ]
-    make_trajectory(owner=other_user, title="Someone else's public")
-    for user in (None, owner, other_user, moderator, staff):
-        client = Client()
-        if user is not None:
-            client.force_login(user)
-        response = client.get("/u/owner/")
-        html = response.content.decode()
-        assert response.status_code == 200
-        assert "Public one" in html and public.share_id in html
-        for trajectory in hidden:
-            assert trajectory.share_id not in html and "Not public" not in html
-        assert "Someone else" not in html
-    client = Client()
-    with django_assert_num_queries(4):  # user, social account, count, page
-        client.get("/u/owner/")
 
 
 def test_unknown_and_disabled_users_are_not_found(client, django_user_model):

@@ -25,7 +25,7 @@ def _link(live_server) -> str:
 
 
 def test_email_deletion_link_deletes_in_a_browser(browser_page, live_server, settings):
-    from apps.accounts.services.erasure import email_deletion_request
+    from apps.owners.services.erasure import email_deletion_request
 
     settings.SITE_URL = live_server.url
     shared = share(user=None, seed=41, email=CONTACT_EMAIL)

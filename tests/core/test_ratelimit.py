@@ -163,7 +163,7 @@ def test_wrong_passwords_count_through_the_limiter(clock, cache_keys):
 
 @pytest.mark.django_db
 def test_email_deletion_requests_count_through_the_limiter(clock, cache_keys, settings):
-    from apps.accounts.services.erasure import email_deletion_request
+    from apps.owners.services.erasure import email_deletion_request
 
     settings.TRAJHUB_EMAIL_DELETION_PER_HOUR = 1
     email_deletion_request(email=EMAIL, client=ADDRESS)

@@ -13,7 +13,7 @@ from django.test import Client
 from apps.accounts.models import ApiToken
 from apps.accounts.notices import unsubscribe_url
 from apps.accounts.services import api_token_create
-from apps.accounts.services.export import export_build, export_request
+from apps.owners.services.export import export_build, export_request
 from apps.trajectories.models import Trajectory
 from tests.trajectories.site_factories import make_trajectory
 

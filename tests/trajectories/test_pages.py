@@ -271,7 +271,7 @@ def test_og_include_marks_anything_not_public_noindex_and_says_nothing(state):
     assert "og:" not in html and "Private secret title" not in html
 
 
-# --- Account pages (the dashboard: tests/accounts/test_dashboard.py) ---------------------------
+# --- Account pages (the dashboard: tests/owners/test_dashboard.py) -----------------------------
 
 
 def test_login_page_uses_the_site_layout(client):

@@ -1,7 +1,6 @@
-"""Writes to accounts. This module: API tokens (hashed; the secret is shown once). It imports
-nothing of the other apps (trajectories authenticate with it); the writes that reach into
-trajectories are the submodules: dashboard (bulk changes), claims, export, erasure (account
-and email deletion), avatars."""
+"""Writes to accounts. This module: API tokens (hashed; the secret is shown once); avatars: the
+GitHub avatar fetched into storage. They import nothing of the other apps (trajectories
+authenticate with them); the writes that reach into trajectories are apps.owners.services."""
 
 from __future__ import annotations
 

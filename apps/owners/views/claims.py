@@ -8,20 +8,20 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from apps.accounts import selectors
-from apps.accounts.forms import ClaimForm
-from apps.accounts.services.claims import ClaimRefused, trajectory_claim
+from apps.accounts.selectors import unread_notice_count
 from apps.core.ratelimit import RateLimited
+from apps.owners.forms import ClaimForm
+from apps.owners.services.claims import ClaimRefused, trajectory_claim
 from apps.trajectories.http import client_ip
 
 
 def _page(request: HttpRequest, form: ClaimForm, *, status: int = 200, **context) -> HttpResponse:
     return render(
         request,
-        "accounts/claim.html",
+        "owners/claim.html",
         {
             "form": form,
-            "unread": selectors.unread_notice_count(request.user),
+            "unread": unread_notice_count(request.user),
             "tab": "claim",
             **context,
         },

@@ -11,10 +11,11 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods, require_safe
 
-from apps.accounts import selectors
 from apps.accounts.models import ExportState
-from apps.accounts.services.erasure import account_delete
-from apps.accounts.services.export import export_open, export_request
+from apps.accounts.selectors import unread_notice_count
+from apps.owners import selectors
+from apps.owners.services.erasure import account_delete
+from apps.owners.services.export import export_open, export_request
 
 
 @login_required
@@ -32,13 +33,13 @@ def export(request: HttpRequest) -> HttpResponse:
         return redirect("me-export")
     return render(
         request,
-        "accounts/export.html",
+        "owners/export.html",
         {
             "exports": list(selectors.exports_for(request.user)[:5]),
             "building": selectors.exports_for(request.user)
             .filter(state__in=[ExportState.PENDING, ExportState.BUILDING])
             .exists(),
-            "unread": selectors.unread_notice_count(request.user),
+            "unread": unread_notice_count(request.user),
             "keep_days": settings.TRAJHUB_EXPORT_KEEP_DAYS,
             "tab": "export",
         },
@@ -71,18 +72,18 @@ def account_delete_view(request: HttpRequest) -> HttpResponse:
     count = selectors.owned_count(user)
     context = {
         "count": count,
-        "unread": selectors.unread_notice_count(user),
+        "unread": unread_notice_count(user),
         "tab": "account-delete",
     }
     if request.method == "POST":
         if request.POST.get("username", "").strip() != user.get_username():
             return render(
                 request,
-                "accounts/account_delete.html",
+                "owners/account_delete.html",
                 {**context, "error": "Type your username exactly to confirm."},
                 status=400,
             )
         deleted = account_delete(user=user)
         logout(request)
-        return render(request, "accounts/account_deleted.html", {"count": deleted})
-    return render(request, "accounts/account_delete.html", context)
+        return render(request, "owners/account_deleted.html", {"count": deleted})
+    return render(request, "owners/account_delete.html", context)

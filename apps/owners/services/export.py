@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from apps.accounts.models import ApiToken, DataExport, ExportState, Notice, User
 from apps.accounts.notices import notice_send
+from apps.accounts.queueing import enqueue
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_export
 from apps.trajectories.services import raw_read
@@ -59,10 +60,8 @@ def export_request(*, user: User) -> DataExport:
 
 
 def _queue(export_id: int) -> None:
-    from apps.accounts.tasks import export_build_task
-
     try:
-        export_build_task.delay(export_id)
+        enqueue("apps.accounts.tasks.export_build_task", export_id)
     except Exception:
         logger.exception("could not queue data export %s", export_id)
 

@@ -1,7 +1,7 @@
 """The dashboard (/me/): the signed-in user's own trajectories, one at a time and in bulk.
 
 Everything here is the owner's only: other people's trajectories are not found (404), whoever
-asks (moderators work in the admin, not here). Writes call accounts.services.dashboard, which
+asks (moderators work in the admin, not here). Writes call owners.services.dashboard, which
 calls the trajectory services.
 """
 
@@ -16,9 +16,10 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from apps.accounts import selectors
-from apps.accounts.forms import TrajectoryEditForm
-from apps.accounts.services.dashboard import BULK_ACTIONS, trajectories_bulk_change
+from apps.accounts.selectors import unread_notice_count
+from apps.owners import selectors
+from apps.owners.forms import TrajectoryEditForm
+from apps.owners.services.dashboard import BULK_ACTIONS, trajectories_bulk_change
 from apps.trajectories.models import ReviewState, Visibility
 from apps.trajectories.selectors import is_share_id
 from apps.trajectories.services import InvalidShare, trajectory_update
@@ -45,7 +46,7 @@ def me(request: HttpRequest) -> HttpResponse:
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
-        "accounts/me.html",
+        "owners/me.html",
         {
             "page": page,
             "trajectories": list(page.object_list),
@@ -57,7 +58,7 @@ def me(request: HttpRequest) -> HttpResponse:
                 (key, label) for key, (label, _) in selectors.DASHBOARD_ORDERINGS.items()
             ],
             "bulk_actions": BULK_ACTIONS,
-            "unread": selectors.unread_notice_count(request.user),
+            "unread": unread_notice_count(request.user),
             "tab": "trajectories",
         },
     )
@@ -80,7 +81,7 @@ def me_bulk(request: HttpRequest) -> HttpResponse:
     if action == "delete" and request.POST.get("confirm") != "yes":
         return render(
             request,
-            "accounts/me_bulk_delete.html",
+            "owners/me_bulk_delete.html",
             {"trajectories": trajectories, "next": _back(request)},
         )
     try:
@@ -159,7 +160,7 @@ def me_edit(request: HttpRequest, share_id: str) -> HttpResponse:
         status = 200
     return render(
         request,
-        "accounts/me_edit.html",
+        "owners/me_edit.html",
         {"trajectory": trajectory, "form": form, "next": request.GET.get("next", "")},
         status=status,
     )
@@ -193,11 +194,11 @@ def me_delete(request: HttpRequest, share_id: str) -> HttpResponse:
         if request.POST.get("confirm") != "yes":
             return render(
                 request,
-                "accounts/me_delete.html",
+                "owners/me_delete.html",
                 {"trajectory": trajectory, "confirm_missing": True},
                 status=400,
             )
         trajectories_bulk_change(user=request.user, trajectories=[trajectory], action="delete")
         messages.success(request, "The trajectory has been deleted.")
         return redirect("me")
-    return render(request, "accounts/me_delete.html", {"trajectory": trajectory})
+    return render(request, "owners/me_delete.html", {"trajectory": trajectory})

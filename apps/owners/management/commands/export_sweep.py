@@ -1,9 +1,9 @@
 """export_sweep: delete data export archives older than TRAJHUB_EXPORT_KEEP_DAYS (beat runs it
-hourly as apps.accounts.tasks.export_expired_sweep)."""
+hourly as the task apps.accounts.tasks.export_expired_sweep, in apps/owners/tasks.py)."""
 
 from django.core.management.base import BaseCommand
 
-from apps.accounts.services.export import export_expired_sweep
+from apps.owners.services.export import export_expired_sweep
 
 
 class Command(BaseCommand):

@@ -15,7 +15,7 @@ from django.test import Client
 
 from apps.accounts.models import DataExport, Notice
 from apps.accounts.services import api_token_create
-from apps.accounts.services.export import export_build, export_request
+from apps.owners.services.export import export_build, export_request
 from tests.ingest_helpers import ingest_one, make_trajectory, v0_events
 
 pytestmark = pytest.mark.django_db
@@ -138,7 +138,7 @@ def test_the_archive_is_streamed_to_disk_not_held_in_memory(owner, private_stora
 
 
 def test_a_failed_build_is_marked_and_leaves_no_file(owner, private_storage, monkeypatch):
-    from apps.accounts.services import export as module
+    from apps.owners.services import export as module
 
     make_trajectory(owner=owner)
 

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from apps.accounts.models import DataExport, Notice
-from apps.accounts.services.export import export_request
+from apps.owners.services.export import export_request
 from tests.conftest import skip_or_fail
 from tests.ingest_helpers import make_trajectory
 

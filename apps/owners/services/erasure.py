@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import EmailDeletionRequest, Notice, User
+from apps.accounts.queueing import enqueue
 from apps.core import ratelimit, signing
 from apps.core.ratelimit import RateLimited
 from apps.trajectories.models import Trajectory
@@ -46,7 +47,7 @@ def account_delete(*, user: User) -> int:
 
 
 def _export_files_delete(user: User) -> None:
-    from apps.accounts.services.export import export_delete_files
+    from apps.owners.services.export import export_delete_files
 
     export_delete_files(user=user)
 
@@ -91,10 +92,8 @@ def email_deletion_request(*, email: str, client: str) -> None:
 
 
 def _queue_link_email(request_id: int, token: str) -> None:
-    from apps.accounts.tasks import email_deletion_link_send
-
     try:
-        email_deletion_link_send.delay(request_id, token)
+        enqueue("apps.accounts.tasks.email_deletion_link_send", request_id, token)
     except Exception:  # a broker that is down must not turn the form into an error page
         logger.exception("could not queue the email deletion link %s", request_id)
 
@@ -106,7 +105,7 @@ def email_deletion_link_email(*, request_id: int, token: str) -> bool:
         return False
     url = settings.SITE_URL + reverse("email-deletion-confirm", args=[token])
     body = render_to_string(
-        "accounts/email_deletion_link.txt",
+        "owners/email_deletion_link.txt",
         {
             "url": url,
             "hours": settings.TRAJHUB_EMAIL_DELETION_HOURS,

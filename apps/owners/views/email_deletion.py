@@ -13,24 +13,24 @@ from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
-from apps.accounts.forms import EmailForm
-from apps.accounts.services.erasure import (
+from apps.core.ratelimit import RateLimited
+from apps.owners.forms import EmailForm
+from apps.owners.services.erasure import (
     anonymous_shares_of,
     email_deletion_confirm,
     email_deletion_open,
     email_deletion_request,
 )
-from apps.core.ratelimit import RateLimited
 from apps.trajectories.http import client_ip
 
 
 @require_http_methods(["GET", "POST"])
 def email_deletion(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
-        return render(request, "accounts/email_deletion.html", {"form": EmailForm()})
+        return render(request, "owners/email_deletion.html", {"form": EmailForm()})
     form = EmailForm(request.POST)
     if not form.is_valid():
-        return render(request, "accounts/email_deletion.html", {"form": form}, status=400)
+        return render(request, "owners/email_deletion.html", {"form": form}, status=400)
     try:
         email_deletion_request(
             email=form.cleaned_data["email"], client=client_ip(request) or "unknown"
@@ -38,7 +38,7 @@ def email_deletion(request: HttpRequest) -> HttpResponse:
     except RateLimited as exc:
         response = render(
             request,
-            "accounts/email_deletion.html",
+            "owners/email_deletion.html",
             {"form": form, "rate_limited": True},
             status=429,
         )
@@ -46,7 +46,7 @@ def email_deletion(request: HttpRequest) -> HttpResponse:
         return response
     return render(
         request,
-        "accounts/email_deletion.html",
+        "owners/email_deletion.html",
         {"sent": True, "hours": settings.TRAJHUB_EMAIL_DELETION_HOURS},
     )
 
@@ -57,20 +57,20 @@ def email_deletion_confirm_view(request: HttpRequest, token: str) -> HttpRespons
     pending = email_deletion_open(token)
     if pending is None:
         response = render(
-            request, "accounts/email_deletion_confirm.html", {"invalid": True}, status=404
+            request, "owners/email_deletion_confirm.html", {"invalid": True}, status=404
         )
     elif request.method == "POST":
         count = email_deletion_confirm(request=pending)
         if count is None:
             response = render(
-                request, "accounts/email_deletion_confirm.html", {"invalid": True}, status=404
+                request, "owners/email_deletion_confirm.html", {"invalid": True}, status=404
             )
         else:
-            response = render(request, "accounts/email_deletion_confirm.html", {"deleted": count})
+            response = render(request, "owners/email_deletion_confirm.html", {"deleted": count})
     else:
         response = render(
             request,
-            "accounts/email_deletion_confirm.html",
+            "owners/email_deletion_confirm.html",
             {"token": token, "count": anonymous_shares_of(pending.email).count()},
         )
     # The link is a credential: never cached, and never sent to another site as a referrer.

@@ -1,0 +1,2 @@
+"""The owner's pages: the dashboard (/me/), claims, export and account deletion, deletion by
+email, public profiles."""

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts import selectors
 from apps.accounts.forms import ClaimForm
 from apps.accounts.services.claims import ClaimRefused, trajectory_claim
-from apps.trajectories.http import client_ip
+from apps.core.http import client_ip
 from apps.trajectories.services import RateLimited
 
 

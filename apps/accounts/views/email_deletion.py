@@ -20,7 +20,7 @@ from apps.accounts.services.erasure import (
     email_deletion_open,
     email_deletion_request,
 )
-from apps.trajectories.http import client_ip
+from apps.core.http import client_ip
 from apps.trajectories.services import RateLimited
 
 

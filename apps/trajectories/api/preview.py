@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
-from apps.trajectories.api.body import (
+from apps.core.http import (
     BodyError,
     check_declared_length,
     maybe_gunzip,

@@ -28,13 +28,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.trajectories import selectors, services
-from apps.trajectories.api.body import (
+from apps.core.http import (
     BodyError,
     check_declared_length,
+    client_ip,
     maybe_gunzip,
     read_request_body,
 )
+from apps.trajectories import selectors, services
 from apps.trajectories.api.errors import ApiError, UnsupportedMediaType
 from apps.trajectories.api.serializers import (
     DownloadQuerySerializer,
@@ -50,7 +51,6 @@ from apps.trajectories.api.serializers import (
     page_of,
 )
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter, as_utc
-from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import ReviewState, Trajectory, Visibility
 from apps.trajectories.selectors.redactions import with_redaction_index

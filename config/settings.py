@@ -48,7 +48,7 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
-CSRF_FAILURE_VIEW = "apps.trajectories.views.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "apps.core.views.errors.csrf_failure"
 # Links in mails, feeds and the API. `make run` also writes the address it serves on to
 # var/site_url, so that a command run beside it (build_release, a notice sent from the shell)
 # links to that port too, not to 8000.
@@ -99,8 +99,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "apps.trajectories.middleware.ContentSecurityPolicyMiddleware",
-    "apps.trajectories.middleware.RequestLimitsMiddleware",
+    "apps.core.middleware.ContentSecurityPolicyMiddleware",
+    "apps.core.middleware.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -125,7 +125,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "apps.trajectories.context_processors.site",
+                "apps.core.context_processors.site",
             ],
         },
     },

@@ -392,7 +392,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "apps.trajectories.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "apps.core.api.errors.exception_handler",
     "NUM_PROXIES": env_int("TRAJHUB_TRUSTED_PROXIES", 0) or None,
     "DEFAULT_THROTTLE_RATES": {
         "anon_share": os.environ.get("TRAJHUB_ANON_SHARE_RATE", "60/hour"),

@@ -22,13 +22,13 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
+from apps.core.api.errors import ApiError, PayloadTooLarge
 from apps.core.http import (
     BodyError,
     check_declared_length,
     maybe_gunzip,
     read_request_body,
 )
-from apps.trajectories.api.errors import ApiError, PayloadTooLarge
 from apps.trajectories.api.views import AlwaysJson
 from apps.trajectories.importers import FORMATS, parse
 from apps.trajectories.services import ingest_limits

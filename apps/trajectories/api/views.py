@@ -28,6 +28,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.api.errors import ApiError, ErrorOutputSerializer, UnsupportedMediaType
 from apps.core.http import (
     BodyError,
     check_declared_length,
@@ -36,10 +37,8 @@ from apps.core.http import (
     read_request_body,
 )
 from apps.trajectories import selectors, services
-from apps.trajectories.api.errors import ApiError, UnsupportedMediaType
 from apps.trajectories.api.serializers import (
     DownloadQuerySerializer,
-    ErrorOutputSerializer,
     EventOutputSerializer,
     IngestOutputSerializer,
     ShareOptionsInputSerializer,

@@ -1,20 +1,20 @@
 """One error handler for the API: every error is JSON {"error": {"message", "where"}} with a 4xx.
 
-Views raise ApiError (or DRF's exceptions, Http404, PermissionDenied, the importers' FormatError,
-the services' SharingRefused); this turns each into the same shape, so clients parse one thing.
+Views raise ApiError (or DRF's exceptions, Http404, PermissionDenied, or an app's own error type
+registered with `register_error`: trajectories registers the importers' FormatError and the
+services' SharingRefused); this turns each into the same shape, so clients parse one thing.
+ErrorOutputSerializer is that shape, for the OpenAPI schema.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-
-from apps.trajectories.importers import FormatError
-from apps.trajectories.services import SharingRefused
 
 
 class ApiError(exceptions.APIException):
@@ -23,12 +23,20 @@ class ApiError(exceptions.APIException):
     status_code = status.HTTP_400_BAD_REQUEST
     default_detail = "bad request"
 
-    def __init__(self, message: str, where: str = "", status_code: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        where: str = "",
+        status_code: int | None = None,
+        *,
+        retry_after: int | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.where = where
         if status_code is not None:
             self.status_code = status_code
+        self.retry_after = retry_after  # seconds, sent as Retry-After when known
 
 
 class PayloadTooLarge(ApiError):
@@ -37,6 +45,25 @@ class PayloadTooLarge(ApiError):
 
 class UnsupportedMediaType(ApiError):
     status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
+
+
+# Other apps' exception types, each with how it becomes an ApiError: registered from their
+# AppConfig.ready(), so that this module imports no app.
+_REGISTERED: dict[type[Exception], Callable[[Any], ApiError]] = {}
+
+
+def register_error(exc_type: type[Exception], to_api_error: Callable[[Any], ApiError]) -> None:
+    """Answer `exc_type` (and its subclasses) as the ApiError `to_api_error(exc)` gives."""
+    _REGISTERED[exc_type] = to_api_error
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    where = serializers.CharField(required=False)
+
+
+class ErrorOutputSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
 
 
 def error_body(message: str, where: str = "", **extra: Any) -> dict[str, Any]:
@@ -61,11 +88,11 @@ def _first_validation_error(detail: Any, prefix: str = "") -> tuple[str, str]:
 
 def _status_and_body(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]] | None:
     headers: dict[str, str] = {}
+    for exc_type, to_api_error in _REGISTERED.items():
+        if isinstance(exc, exc_type):
+            exc = to_api_error(exc)
+            break
     if isinstance(exc, ApiError):
-        return exc.status_code, error_body(exc.message, exc.where), headers
-    if isinstance(exc, FormatError):
-        return 400, error_body(exc.message, exc.where), headers
-    if isinstance(exc, SharingRefused):
         if exc.retry_after is not None:
             headers["Retry-After"] = str(exc.retry_after)
         return exc.status_code, error_body(exc.message, exc.where), headers

@@ -66,6 +66,18 @@ class ErrorOutputSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
+# The error answers an endpoint may give, for its schema (`responses={..., **ERRORS}`).
+ERRORS = {
+    400: ErrorOutputSerializer,
+    # A token that is wrong or revoked, or a sign-in the endpoint needs.
+    401: ErrorOutputSerializer,
+    403: ErrorOutputSerializer,
+    404: ErrorOutputSerializer,
+    # Rate limits: Retry-After says when.
+    429: ErrorOutputSerializer,
+}
+
+
 def error_body(message: str, where: str = "", **extra: Any) -> dict[str, Any]:
     error: dict[str, Any] = {"message": message}
     if where:

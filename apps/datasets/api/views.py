@@ -7,9 +7,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.errors import ApiError, ErrorOutputSerializer
+from apps.core.api.views import JsonApiView
 from apps.datasets import selectors
 from apps.datasets.api.serializers import ReleaseDetailOutputSerializer, ReleaseOutputSerializer
-from apps.trajectories.api.views import JsonApiView
 
 
 class ReleaseListView(JsonApiView):

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.errors import ApiError, ErrorOutputSerializer
+from apps.core.api.views import JsonApiView
 from apps.core.http import client_ip
 from apps.moderation import reports
 from apps.moderation.api.serializers import (
@@ -30,7 +31,6 @@ from apps.moderation.api.serializers import (
 )
 from apps.moderation.errors import ModerationError
 from apps.trajectories.api.parsers import DepthCheckedJSONParser
-from apps.trajectories.api.views import JsonApiView
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_get_visible
 

@@ -23,13 +23,13 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from apps.core.api.errors import ApiError, PayloadTooLarge
+from apps.core.api.negotiation import AlwaysJson
 from apps.core.http import (
     BodyError,
     check_declared_length,
     maybe_gunzip,
     read_request_body,
 )
-from apps.trajectories.api.views import AlwaysJson
 from apps.trajectories.importers import FORMATS, parse
 from apps.trajectories.services import ingest_limits
 

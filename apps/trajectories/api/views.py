@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -18,17 +16,13 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
-from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
-from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import BaseParser, MultiPartParser
-from rest_framework.permissions import AllowAny
-from rest_framework.renderers import JSONRenderer
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.core.api.errors import ApiError, ErrorOutputSerializer, UnsupportedMediaType
+from apps.core.api.errors import ERRORS, ApiError, ErrorOutputSerializer, UnsupportedMediaType
+from apps.core.api.parsers import RawJsonParser
+from apps.core.api.views import JsonApiView
 from apps.core.http import (
     BodyError,
     check_declared_length,
@@ -37,6 +31,7 @@ from apps.core.http import (
     read_request_body,
 )
 from apps.trajectories import selectors, services
+from apps.trajectories.api.pagination import EventCursorPagination, TrajectoryCursorPagination
 from apps.trajectories.api.serializers import (
     DownloadQuerySerializer,
     EventOutputSerializer,
@@ -49,7 +44,7 @@ from apps.trajectories.api.serializers import (
     TrajectoryUpdateInputSerializer,
     page_of,
 )
-from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter, as_utc
+from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import ReviewState, Trajectory, Visibility
 from apps.trajectories.selectors.redactions import with_redaction_index
@@ -65,91 +60,10 @@ JSON_TYPES = {
     "application/json-seq",
 }
 FILE_FIELD = "file"
-ERRORS = {
-    400: ErrorOutputSerializer,
-    # A token that is wrong or revoked, or `owner=me` without one.
-    401: ErrorOutputSerializer,
-    403: ErrorOutputSerializer,
-    404: ErrorOutputSerializer,
-    # Rate limits (anonymous shares, deletion-password guesses): Retry-After says when.
-    429: ErrorOutputSerializer,
-}
 
 
 def _body_error(exc: BodyError) -> ApiError:
     return ApiError(exc.message, exc.where, status_code=exc.status)
-
-
-class RawJsonParser(BaseParser):
-    """Declares the JSON body for the schema and content negotiation; the view reads the
-    stream itself (read_request_body) so the size limits apply while reading.
-
-    Parsing reads nothing and gives no data: the session CSRF check asks DRF for `request.POST`
-    before the view runs, and a parser that refused there turned every JSON post of a signed-in
-    browser into a 400.
-    """
-
-    media_type = "application/json"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        return {}
-
-
-class CheckedCursorPagination(CursorPagination):
-    """Cursor pagination that refuses a cursor it did not give out with a 400 naming `cursor`.
-
-    A cursor is base64 of `o=<offset>&r=<reverse>&p=<position>`, and DRF filters on the position
-    as it comes (`num_events__lt="abc"` raises ValueError; a date with a +20:00 offset reaches
-    PostgreSQL, which refuses it). The position is parsed with the ordering field here, and a
-    date is normalised to UTC, before any query runs.
-    """
-
-    invalid_cursor_message = "the cursor is not one this API gave out; start again without it"
-
-    def paginate_queryset(self, queryset, request, view=None):
-        self._model = queryset.model
-        page = super().paginate_queryset(queryset, request, view=view)
-        # next/previous are built on base_url: the site's own address (TRAJHUB_SITE_URL), never
-        # the request's Host, which a client can forge and which loses the port behind nginx.
-        self.base_url = settings.SITE_URL + request.get_full_path()
-        return page
-
-    def decode_cursor(self, request):
-        try:
-            cursor = super().decode_cursor(request)
-        except NotFound:
-            raise ApiError(self.invalid_cursor_message, "cursor") from None
-        if cursor is None or cursor.position is None:
-            return cursor
-        name = self.ordering[0].lstrip("-")
-        field = self._model._meta.get_field("id" if name == "pk" else name)
-        try:
-            position = field.to_python(cursor.position)
-            if isinstance(position, datetime):
-                position = as_utc(position)
-        except (ValidationError, ValueError, OverflowError):
-            raise ApiError(self.invalid_cursor_message, "cursor") from None
-        if position is None:
-            raise ApiError(self.invalid_cursor_message, "cursor")
-        return cursor._replace(position=str(position))
-
-
-class TrajectoryCursorPagination(CheckedCursorPagination):
-    page_size = 50
-    page_size_query_param = "limit"
-    max_page_size = 200
-    ordering = ORDERINGS[DEFAULT_ORDERING]
-
-    def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
-        key = getattr(view, "ordering_key", DEFAULT_ORDERING)
-        return ORDERINGS.get(key, ORDERINGS[DEFAULT_ORDERING])
-
-
-class EventCursorPagination(CheckedCursorPagination):
-    page_size = 100
-    page_size_query_param = "limit"
-    max_page_size = 1000
-    ordering = ("position",)
 
 
 def _serializer_context(request: Request, **extra: Any) -> dict[str, Any]:
@@ -163,24 +77,6 @@ def _serializer_context(request: Request, **extra: Any) -> dict[str, Any]:
 
 def _user(request: Request):
     return request.user if request.user and request.user.is_authenticated else None
-
-
-class AlwaysJson(BaseContentNegotiation):
-    """JSON whatever the Accept header says (a browser's text/html gets JSON, not a 406)."""
-
-    def select_parser(self, request, parsers):
-        return DefaultContentNegotiation().select_parser(request, parsers)
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
-
-
-class JsonApiView(APIView):
-    """Every answer of this API is JSON (errors included), whatever the Accept header asks."""
-
-    permission_classes = [AllowAny]
-    renderer_classes = [JSONRenderer]
-    content_negotiation_class = AlwaysJson
 
 
 # The list's query parameters: the shared FilterSet's, the pagination's and `owner`; with

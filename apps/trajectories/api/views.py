@@ -1,18 +1,15 @@
-"""The trajectory REST API (/api/v1/). Thin: validate input, call services/selectors, shape output."""
+"""The trajectory REST API (/api/v1/): list and share, one trajectory, its events (downloads and
+images: files.py). Thin: validate input, call services/selectors, shape output."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpResponse
-from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
 )
 from rest_framework import serializers
@@ -31,9 +28,9 @@ from apps.core.http import (
     read_request_body,
 )
 from apps.trajectories import selectors, services
+from apps.trajectories.api.access import password_holder, request_user
 from apps.trajectories.api.pagination import EventCursorPagination, TrajectoryCursorPagination
 from apps.trajectories.api.serializers import (
-    DownloadQuerySerializer,
     EventOutputSerializer,
     IngestOutputSerializer,
     ShareOptionsInputSerializer,
@@ -46,9 +43,8 @@ from apps.trajectories.api.serializers import (
 )
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
 from apps.trajectories.importers import FormatError
-from apps.trajectories.models import ReviewState, Trajectory, Visibility
+from apps.trajectories.models import ReviewState, Visibility
 from apps.trajectories.selectors.redactions import with_redaction_index
-from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
 JSON_TYPES = {
     "application/json",
@@ -73,10 +69,6 @@ def _serializer_context(request: Request, **extra: Any) -> dict[str, Any]:
         "can_manage": lambda trajectory: selectors.can_manage(trajectory, user),
         **extra,
     }
-
-
-def _user(request: Request):
-    return request.user if request.user and request.user.is_authenticated else None
 
 
 # The list's query parameters: the shared FilterSet's, the pagination's and `owner`; with
@@ -144,7 +136,7 @@ class TrajectoryListView(JsonApiView):
         if owner:
             if owner != "me":
                 raise ApiError("owner accepts only 'me'", "owner")
-            user = _user(request)
+            user = request_user(request)
             if user is None:
                 raise ApiError("sign in or send an API token to list your own", "owner", 401)
             queryset = selectors.trajectory_list_owned(user)
@@ -257,7 +249,9 @@ class TrajectoryListView(JsonApiView):
             client_ip=client_ip(request),
         )
         try:
-            result = services.trajectory_ingest(data=data, user=_user(request), options=options)
+            result = services.trajectory_ingest(
+                data=data, user=request_user(request), options=options
+            )
         except FormatError as exc:
             # Whole-body problems (not JSON, empty, unknown format) point at the body.
             raise ApiError(exc.message, exc.where or "body") from None
@@ -322,7 +316,7 @@ class TrajectoryDetailView(JsonApiView):
     )
     def get(self, request: Request, share_id: str) -> Response:
         # The serializer shows the trajectory's own strings: its own redactions suffice.
-        trajectory = selectors.trajectory_get_visible(share_id, _user(request), indexed=True)
+        trajectory = selectors.trajectory_get_visible(share_id, request_user(request), indexed=True)
         return Response(
             TrajectoryDetailOutputSerializer(trajectory, context=_serializer_context(request)).data
         )
@@ -334,7 +328,7 @@ class TrajectoryDetailView(JsonApiView):
         responses={200: TrajectoryOutputSerializer, **ERRORS},
     )
     def patch(self, request: Request, share_id: str) -> Response:
-        user = _user(request)
+        user = request_user(request)
         trajectory = selectors.trajectory_get_visible(share_id, user)
         if not selectors.is_owner(trajectory, user):
             raise ApiError("only the owner can change this trajectory", status_code=403)
@@ -364,16 +358,9 @@ class TrajectoryDetailView(JsonApiView):
         responses={204: None, **ERRORS},
     )
     def delete(self, request: Request, share_id: str) -> Response:
-        user = _user(request)
-        password = request.headers.get("X-Deletion-Password")
-        if password is not None:
-            # A wrong password and an unknown id are one answer, at one cost, so that guessing
-            # tells nothing about which ids exist (services/passwords.py).
-            found = services.trajectory_by_password(
-                share_id=share_id, password=password, client=client_ip(request)
-            )
-            if found is None:
-                raise Http404("no trajectory with this id and deletion password")
+        user = request_user(request)
+        found = password_holder(request, share_id)
+        if found is not None:
             services.trajectory_delete(trajectory=found, reason="password")
             return Response(status=204)
         trajectory = selectors.trajectory_get_visible(share_id, user)
@@ -402,7 +389,7 @@ class TrajectoryEventsView(JsonApiView):
     )
     def get(self, request: Request, share_id: str) -> Response:
         refuse_unknown_parameters(request, {"cursor", "limit"})
-        user = _user(request)
+        user = request_user(request)
         trajectory = selectors.trajectory_get_visible(share_id, user, indexed=True)
         paginator = EventCursorPagination()
         page = paginator.paginate_queryset(selectors.event_queryset(trajectory), request, view=self)
@@ -410,118 +397,3 @@ class TrajectoryEventsView(JsonApiView):
         redact = selectors.redactor_for(trajectory, user, shown=page)
         views = [selectors.event_view(event, redact) for event in page]
         return paginator.get_paginated_response(EventOutputSerializer(views, many=True).data)
-
-
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class TrajectoryDownloadView(JsonApiView):
-    """The raw upload (owner, moderators, and the holder of an anonymous share's password) or an
-    export built from (redacted) events."""
-
-    @extend_schema(
-        operation_id="trajectories_download",
-        summary="Download a trajectory",
-        parameters=[
-            OpenApiParameter(
-                "format",
-                str,
-                enum=["original", "openhands", "openai", "sharegpt"],
-                description="original: the upload as sent (owner, moderators, password holder).",
-            ),
-            OpenApiParameter(
-                "X-Deletion-Password",
-                str,
-                location=OpenApiParameter.HEADER,
-                required=False,
-                description="An anonymous share's password: opens it as its holder (the "
-                "command-line client's `download --password`). Wrong passwords count in the "
-                "same per-address limit as DELETE and the unlock page.",
-            ),
-        ],
-        responses={
-            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY),
-            # Past the wrong-password limit (services/passwords.py), with Retry-After.
-            429: ErrorOutputSerializer,
-            **ERRORS,
-        },
-    )
-    def get(self, request: Request, share_id: str) -> HttpResponse:
-        user = _user(request)
-        # Same access as the page: visible_to(user), plus the password holder of an anonymous
-        # share who unlocked it in this browser session, or who sends its password (a script
-        # has no session). A wrong password and an unknown id are the same 404.
-        password = request.headers.get("X-Deletion-Password")
-        if password is not None:
-            found = services.trajectory_by_password(
-                share_id=share_id, password=password, client=client_ip(request)
-            )
-            if found is None:
-                raise Http404("no trajectory with this id and deletion password")
-            access = Access(trajectory=found, is_owner=False, is_moderator=False, is_holder=True)
-        else:
-            access = trajectory_access(request, share_id)
-        trajectory = access.trajectory
-        query = DownloadQuerySerializer(
-            data={"format": request.query_params.get("format")}
-            if "format" in request.query_params
-            else {}
-        )
-        query.is_valid(raise_exception=True)
-        fmt = query.validated_data["format"]
-        if fmt == "original":
-            if not access.can_download_original:
-                raise ApiError(
-                    "only the owner and moderators can download the original upload; "
-                    "choose format=openhands, openai or sharegpt",
-                    "format",
-                    status_code=403,
-                )
-            content = services.raw_read(trajectory)
-            name = _SAFE_NAME.sub("_", trajectory.raw_filename or "")[:100] or (
-                f"{trajectory.share_id}.json"
-            )
-            content_type = (
-                "application/json" if name.endswith(".json") else ("application/octet-stream")
-            )
-        else:
-            content = _export(trajectory, user, fmt)
-            name = f"{trajectory.share_id}.{fmt}.json"
-            content_type = "application/json"
-        response = HttpResponse(content, content_type=content_type)
-        response["Content-Disposition"] = content_disposition_header(True, name)
-        return response
-
-
-def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
-    return selectors.trajectory_export(trajectory, user, fmt)
-
-
-class TrajectoryImageView(JsonApiView):
-    """An image of a trajectory (screenshots, plots), for those who may see the trajectory."""
-
-    @extend_schema(
-        operation_id="trajectories_image",
-        summary="An image referenced by an event",
-        responses={
-            (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY),
-            404: ErrorOutputSerializer,
-            410: OpenApiResponse(
-                ErrorOutputSerializer,
-                description="A moderator removed this image (it showed a secret); only the "
-                "owner and moderators still get it.",
-            ),
-        },
-    )
-    def get(self, request: Request, share_id: str, sha256: str) -> HttpResponse:
-        user = _user(request)
-        trajectory = selectors.trajectory_get_visible(share_id, user)
-        image = selectors.image_of(trajectory, sha256)
-        if image is None or image.content_type not in SAFE_IMAGE_TYPES:
-            # Never anything a browser could run (SVG, HTML) from our origin.
-            raise Http404("no such image in this trajectory")
-        if image.dropped_at is not None and not selectors.can_manage(trajectory, user):
-            raise ApiError("image removed by a moderator", "sha256", status_code=410)
-        response = HttpResponse(services.image_read(image), content_type=image.content_type)
-        response["Cache-Control"] = "private, max-age=3600"
-        return response

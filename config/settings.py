@@ -48,7 +48,7 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
-CSRF_FAILURE_VIEW = "apps.trajectories.views.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "apps.core.views.errors.csrf_failure"
 # Links in mails, feeds and the API. `make run` also writes the address it serves on to
 # var/site_url, so that a command run beside it (build_release, a notice sent from the shell)
 # links to that port too, not to 8000.
@@ -99,8 +99,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "apps.trajectories.middleware.ContentSecurityPolicyMiddleware",
-    "apps.trajectories.middleware.RequestLimitsMiddleware",
+    "apps.core.middleware.ContentSecurityPolicyMiddleware",
+    "apps.core.middleware.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -125,7 +125,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "apps.trajectories.context_processors.site",
+                "apps.core.context_processors.site",
             ],
         },
     },
@@ -392,7 +392,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "apps.trajectories.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "apps.core.api.errors.exception_handler",
     "NUM_PROXIES": env_int("TRAJHUB_TRUSTED_PROXIES", 0) or None,
     "DEFAULT_THROTTLE_RATES": {
         "anon_share": os.environ.get("TRAJHUB_ANON_SHARE_RATE", "60/hour"),

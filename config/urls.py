@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from apps.trajectories.views import healthz
+from apps.core.views.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -24,5 +24,5 @@ urlpatterns = [
     path("", include("apps.trajectories.urls")),
 ]
 
-handler404 = "apps.trajectories.views.page_not_found"
-handler500 = "apps.trajectories.views.server_error"
+handler404 = "apps.core.views.errors.page_not_found"
+handler500 = "apps.core.views.errors.server_error"

@@ -6,4 +6,8 @@ context processor, and the three cross-cutting mechanisms: one lock (`locks`), o
 limiter (`ratelimit`) and one signed-link and digest module (`signing`).
 
 May import: Django, the standard library and third-party libraries only; never another app.
+
+Also here: the pagination partial several apps' pages include (templates/core/) and instants
+in UTC (`dates`). Other apps' exception types reach the API's one error handler through
+`api.errors.register_error`, called from their AppConfig.ready().
 """

@@ -11,10 +11,10 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.learn import services, tasks
 from apps.learn.llm import NOT_CONFIGURED, LLMNotConfigured
 from apps.learn.models import Example, SynthesisRun
-from apps.trajectories.admin import ReadOnlyAdmin
 
 START_PERMISSION = "learn.add_synthesisrun"
 

@@ -26,6 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.moderation.claims import claim_release, claim_take
 from apps.moderation.models import (
     Appeal,
@@ -53,7 +54,7 @@ from apps.moderation.services import (
     trajectory_reject,
     trajectory_scan,
 )
-from apps.trajectories.admin import ReadOnlyAdmin, TrajectoryAdmin, user_label
+from apps.trajectories.admin import TrajectoryAdmin, user_label
 from apps.trajectories.models import ReviewState, Trajectory
 from apps.trajectories.redaction import redactor
 

@@ -11,11 +11,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
 from apps.moderation import reports
 from apps.moderation.errors import ModerationError
 from apps.moderation.forms import AppealForm, ReportForm, TakedownForm
-from apps.trajectories.http import client_ip
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redactor
 

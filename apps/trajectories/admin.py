@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.trajectories.models import (
     EVENT_FIELDS,
     Event,
@@ -53,31 +54,6 @@ class ReviewQueueFilter(admin.SimpleListFilter):
         if value == "unscanned":
             return queryset.filter(review_state=ReviewState.PENDING)
         return queryset
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Viewable by moderators (staff, or the "moderators" group: User.is_moderator), changed only
-    through services. Django admin itself still admits only staff accounts."""
-
-    def has_module_permission(self, request) -> bool:
-        return _is_moderator(request)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return _is_moderator(request)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
-def _is_moderator(request) -> bool:
-    user = request.user
-    return user.is_active and getattr(user, "is_moderator", False)
 
 
 # Titles are shown through the trajectory's redactions; one not scanned yet has none, so any

@@ -6,7 +6,10 @@ class TrajectoriesConfig(AppConfig):
     label = "trajectories"
 
     def ready(self) -> None:
+        from apps.core.api.errors import ApiError, register_error
         from apps.trajectories import receivers
+        from apps.trajectories.importers import FormatError
+        from apps.trajectories.services.errors import SharingRefused
         from apps.trajectories.signals import public_set_changed, trajectory_deleted
 
         public_set_changed.connect(
@@ -14,4 +17,12 @@ class TrajectoriesConfig(AppConfig):
         )
         trajectory_deleted.connect(
             receivers.forget_compare_steps, dispatch_uid="trajectories.forget_compare_steps"
+        )
+        # The API's one error handler answers the importers' and the services' errors too.
+        register_error(FormatError, lambda exc: ApiError(exc.message, exc.where))
+        register_error(
+            SharingRefused,
+            lambda exc: ApiError(
+                exc.message, exc.where, exc.status_code, retry_after=exc.retry_after
+            ),
         )

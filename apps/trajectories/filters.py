@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import django_filters
 from django import forms
 from django.db.models import QuerySet
-from django.utils import timezone
 
+from apps.core.dates import as_utc
 from apps.trajectories.models import Polarity, Trajectory
 from apps.trajectories.selectors import trajectory_search
 
@@ -21,14 +21,6 @@ ORDERINGS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_ORDERING = "-created"
 MAX_UTC_OFFSET = timedelta(hours=16)
-
-
-def as_utc(value: datetime) -> datetime:
-    """An instant in UTC. PostgreSQL refuses UTC offsets past ±15:59 that Python accepts
-    (`+20:00`), and an instant near year 1 or 9999 may not exist in UTC (OverflowError)."""
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value)
-    return value.astimezone(UTC)
 
 
 class InstantField(django_filters.fields.IsoDateTimeField):

@@ -6,7 +6,7 @@ from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-from apps.trajectories.api.body import BodyError, maybe_gunzip
+from apps.core.http import BodyError, maybe_gunzip
 from apps.trajectories.importers import FORMATS
 from apps.trajectories.models import Polarity, Visibility
 from apps.trajectories.services import ShareOptions

@@ -187,7 +187,7 @@ def test_moderation_appeal_link(clock, settings):
 @pytest.mark.django_db
 def test_accounts_email_deletion_link(clock, settings, django_capture_on_commit_callbacks):
     from apps.accounts.models import EmailDeletionRequest
-    from apps.accounts.services import erasure
+    from apps.owners.services import erasure
 
     assert erasure.LINK_SALT == "trajhub.accounts.email-deletion"
     assert signing.link_token(erasure.LINK_SALT, "s3cret") == ERASURE_TOKEN

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from apps.trajectories.middleware import POLICY
+from apps.core.middleware import POLICY
 
 RUNNABLE_SCHEME = re.compile(r"^(?:javascript|data|vbscript|file):", re.I)
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "poster", "srcset", "data"}

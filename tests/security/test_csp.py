@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from apps.trajectories.middleware import POLICY
+from apps.core.middleware import POLICY
 from tests.ingest_helpers import make_trajectory
 from tests.security.html_check import check
 

@@ -6,11 +6,10 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.errors import ApiError, ErrorOutputSerializer
+from apps.core.api.views import JsonApiView
 from apps.datasets import selectors
 from apps.datasets.api.serializers import ReleaseDetailOutputSerializer, ReleaseOutputSerializer
-from apps.trajectories.api.errors import ApiError
-from apps.trajectories.api.serializers import ErrorOutputSerializer
-from apps.trajectories.api.views import JsonApiView
 
 
 class ReleaseListView(JsonApiView):

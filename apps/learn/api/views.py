@@ -9,14 +9,14 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.authentication import ApiTokenAuthentication
+from apps.core.api.errors import ERRORS, ApiError
+from apps.core.api.views import JsonApiView
 from apps.core.ratelimit import hashed_key
 from apps.learn.api.serializers import RetrieveInputSerializer, RetrieveOutputSerializer
 from apps.learn.llm import NOT_CONFIGURED
 from apps.learn.retrieval.search import ModelQueryFailed, Query, retrieve
 from apps.learn.services import llm_config
-from apps.trajectories.api.errors import ApiError
 from apps.trajectories.api.parsers import DepthCheckedJSONParser
-from apps.trajectories.api.views import ERRORS, JsonApiView
 
 
 class RetrieveThrottle(SimpleRateThrottle):

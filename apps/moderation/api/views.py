@@ -19,6 +19,9 @@ from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.errors import ApiError, ErrorOutputSerializer
+from apps.core.api.views import JsonApiView
+from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
 from apps.moderation import reports
 from apps.moderation.api.serializers import (
@@ -28,11 +31,7 @@ from apps.moderation.api.serializers import (
     TakedownOutputSerializer,
 )
 from apps.moderation.errors import ModerationError
-from apps.trajectories.api.errors import ApiError
 from apps.trajectories.api.parsers import DepthCheckedJSONParser
-from apps.trajectories.api.serializers import ErrorOutputSerializer
-from apps.trajectories.api.views import JsonApiView
-from apps.trajectories.http import client_ip
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_get_visible
 

@@ -9,10 +9,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.selectors import unread_notice_count
+from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
 from apps.owners.forms import ClaimForm
 from apps.owners.services.claims import ClaimRefused, trajectory_claim
-from apps.trajectories.http import client_ip
 
 
 def _page(request: HttpRequest, form: ClaimForm, *, status: int = 200, **context) -> HttpResponse:

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 
+from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
 from apps.owners.forms import EmailForm
 from apps.owners.services.erasure import (
@@ -21,7 +22,6 @@ from apps.owners.services.erasure import (
     email_deletion_open,
     email_deletion_request,
 )
-from apps.trajectories.http import client_ip
 
 
 @require_http_methods(["GET", "POST"])

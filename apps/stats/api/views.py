@@ -7,8 +7,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.views import JsonApiView
 from apps.stats.selectors import collection_stats
-from apps.trajectories.api.views import JsonApiView
 
 
 class StatsView(JsonApiView):

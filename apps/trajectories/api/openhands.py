@@ -16,10 +16,9 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import AuthenticationFailed
 
 from apps.accounts.authentication import ApiTokenAuthentication
+from apps.core.http import BodyError, client_ip, read_request_body
 from apps.core.ratelimit import RateLimited
 from apps.trajectories import services
-from apps.trajectories.api.body import BodyError, read_request_body
-from apps.trajectories.http import client_ip
 from apps.trajectories.importers import FORMATS, FormatError
 from apps.trajectories.selectors import is_share_id
 

@@ -22,15 +22,15 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
-from apps.core.ratelimit import hashed_key
-from apps.trajectories.api.body import (
+from apps.core.api.errors import ApiError, PayloadTooLarge
+from apps.core.api.negotiation import AlwaysJson
+from apps.core.http import (
     BodyError,
     check_declared_length,
     maybe_gunzip,
     read_request_body,
 )
-from apps.trajectories.api.errors import ApiError, PayloadTooLarge
-from apps.trajectories.api.views import AlwaysJson
+from apps.core.ratelimit import hashed_key
 from apps.trajectories.importers import FORMATS, parse
 from apps.trajectories.services import ingest_limits
 

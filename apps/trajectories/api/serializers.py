@@ -222,15 +222,6 @@ class IngestOutputSerializer(serializers.Serializer):
     )
 
 
-class ErrorDetailSerializer(serializers.Serializer):
-    message = serializers.CharField()
-    where = serializers.CharField(required=False)
-
-
-class ErrorOutputSerializer(serializers.Serializer):
-    error = ErrorDetailSerializer()
-
-
 def page_of(name: str, item: serializers.Serializer) -> serializers.Serializer:
     """The schema of a cursor-paginated answer: {next, previous, results: [item]}."""
     return inline_serializer(

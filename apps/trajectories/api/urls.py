@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.trajectories.api import views
+from apps.trajectories.api import files, views
 from apps.trajectories.api.preview import TrajectoryPreviewView
 
 app_name = "api"
@@ -20,12 +20,12 @@ urlpatterns = [
     ),
     path(
         "trajectories/<str:share_id>/download",
-        views.TrajectoryDownloadView.as_view(),
+        files.TrajectoryDownloadView.as_view(),
         name="trajectory-download",
     ),
     path(
         "trajectories/<str:share_id>/images/<str:sha256>",
-        views.TrajectoryImageView.as_view(),
+        files.TrajectoryImageView.as_view(),
         name="trajectory-image",
     ),
 ]

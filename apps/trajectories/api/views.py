@@ -1,44 +1,36 @@
-"""The trajectory REST API (/api/v1/). Thin: validate input, call services/selectors, shape output."""
+"""The trajectory REST API (/api/v1/): list and share, one trajectory, its events (downloads and
+images: files.py). Thin: validate input, call services/selectors, shape output."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
-from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
 )
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
-from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
-from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import BaseParser, MultiPartParser
-from rest_framework.permissions import AllowAny
-from rest_framework.renderers import JSONRenderer
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.trajectories import selectors, services
-from apps.trajectories.api.body import (
+from apps.core.api.errors import ERRORS, ApiError, ErrorOutputSerializer, UnsupportedMediaType
+from apps.core.api.parsers import RawJsonParser
+from apps.core.api.views import JsonApiView
+from apps.core.http import (
     BodyError,
     check_declared_length,
+    client_ip,
     maybe_gunzip,
     read_request_body,
 )
-from apps.trajectories.api.errors import ApiError, UnsupportedMediaType
+from apps.trajectories import selectors, services
+from apps.trajectories.api.access import password_holder, request_user
+from apps.trajectories.api.pagination import EventCursorPagination, TrajectoryCursorPagination
 from apps.trajectories.api.serializers import (
-    DownloadQuerySerializer,
-    ErrorOutputSerializer,
     EventOutputSerializer,
     IngestOutputSerializer,
     ShareOptionsInputSerializer,
@@ -49,12 +41,10 @@ from apps.trajectories.api.serializers import (
     TrajectoryUpdateInputSerializer,
     page_of,
 )
-from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter, as_utc
-from apps.trajectories.http import client_ip
+from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
 from apps.trajectories.importers import FormatError
-from apps.trajectories.models import ReviewState, Trajectory, Visibility
+from apps.trajectories.models import ReviewState, Visibility
 from apps.trajectories.selectors.redactions import with_redaction_index
-from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
 JSON_TYPES = {
     "application/json",
@@ -66,91 +56,10 @@ JSON_TYPES = {
     "application/json-seq",
 }
 FILE_FIELD = "file"
-ERRORS = {
-    400: ErrorOutputSerializer,
-    # A token that is wrong or revoked, or `owner=me` without one.
-    401: ErrorOutputSerializer,
-    403: ErrorOutputSerializer,
-    404: ErrorOutputSerializer,
-    # Rate limits (anonymous shares, deletion-password guesses): Retry-After says when.
-    429: ErrorOutputSerializer,
-}
 
 
 def _body_error(exc: BodyError) -> ApiError:
     return ApiError(exc.message, exc.where, status_code=exc.status)
-
-
-class RawJsonParser(BaseParser):
-    """Declares the JSON body for the schema and content negotiation; the view reads the
-    stream itself (read_request_body) so the size limits apply while reading.
-
-    Parsing reads nothing and gives no data: the session CSRF check asks DRF for `request.POST`
-    before the view runs, and a parser that refused there turned every JSON post of a signed-in
-    browser into a 400.
-    """
-
-    media_type = "application/json"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        return {}
-
-
-class CheckedCursorPagination(CursorPagination):
-    """Cursor pagination that refuses a cursor it did not give out with a 400 naming `cursor`.
-
-    A cursor is base64 of `o=<offset>&r=<reverse>&p=<position>`, and DRF filters on the position
-    as it comes (`num_events__lt="abc"` raises ValueError; a date with a +20:00 offset reaches
-    PostgreSQL, which refuses it). The position is parsed with the ordering field here, and a
-    date is normalised to UTC, before any query runs.
-    """
-
-    invalid_cursor_message = "the cursor is not one this API gave out; start again without it"
-
-    def paginate_queryset(self, queryset, request, view=None):
-        self._model = queryset.model
-        page = super().paginate_queryset(queryset, request, view=view)
-        # next/previous are built on base_url: the site's own address (TRAJHUB_SITE_URL), never
-        # the request's Host, which a client can forge and which loses the port behind nginx.
-        self.base_url = settings.SITE_URL + request.get_full_path()
-        return page
-
-    def decode_cursor(self, request):
-        try:
-            cursor = super().decode_cursor(request)
-        except NotFound:
-            raise ApiError(self.invalid_cursor_message, "cursor") from None
-        if cursor is None or cursor.position is None:
-            return cursor
-        name = self.ordering[0].lstrip("-")
-        field = self._model._meta.get_field("id" if name == "pk" else name)
-        try:
-            position = field.to_python(cursor.position)
-            if isinstance(position, datetime):
-                position = as_utc(position)
-        except (ValidationError, ValueError, OverflowError):
-            raise ApiError(self.invalid_cursor_message, "cursor") from None
-        if position is None:
-            raise ApiError(self.invalid_cursor_message, "cursor")
-        return cursor._replace(position=str(position))
-
-
-class TrajectoryCursorPagination(CheckedCursorPagination):
-    page_size = 50
-    page_size_query_param = "limit"
-    max_page_size = 200
-    ordering = ORDERINGS[DEFAULT_ORDERING]
-
-    def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
-        key = getattr(view, "ordering_key", DEFAULT_ORDERING)
-        return ORDERINGS.get(key, ORDERINGS[DEFAULT_ORDERING])
-
-
-class EventCursorPagination(CheckedCursorPagination):
-    page_size = 100
-    page_size_query_param = "limit"
-    max_page_size = 1000
-    ordering = ("position",)
 
 
 def _serializer_context(request: Request, **extra: Any) -> dict[str, Any]:
@@ -160,28 +69,6 @@ def _serializer_context(request: Request, **extra: Any) -> dict[str, Any]:
         "can_manage": lambda trajectory: selectors.can_manage(trajectory, user),
         **extra,
     }
-
-
-def _user(request: Request):
-    return request.user if request.user and request.user.is_authenticated else None
-
-
-class AlwaysJson(BaseContentNegotiation):
-    """JSON whatever the Accept header says (a browser's text/html gets JSON, not a 406)."""
-
-    def select_parser(self, request, parsers):
-        return DefaultContentNegotiation().select_parser(request, parsers)
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
-
-
-class JsonApiView(APIView):
-    """Every answer of this API is JSON (errors included), whatever the Accept header asks."""
-
-    permission_classes = [AllowAny]
-    renderer_classes = [JSONRenderer]
-    content_negotiation_class = AlwaysJson
 
 
 # The list's query parameters: the shared FilterSet's, the pagination's and `owner`; with
@@ -249,7 +136,7 @@ class TrajectoryListView(JsonApiView):
         if owner:
             if owner != "me":
                 raise ApiError("owner accepts only 'me'", "owner")
-            user = _user(request)
+            user = request_user(request)
             if user is None:
                 raise ApiError("sign in or send an API token to list your own", "owner", 401)
             queryset = selectors.trajectory_list_owned(user)
@@ -362,7 +249,9 @@ class TrajectoryListView(JsonApiView):
             client_ip=client_ip(request),
         )
         try:
-            result = services.trajectory_ingest(data=data, user=_user(request), options=options)
+            result = services.trajectory_ingest(
+                data=data, user=request_user(request), options=options
+            )
         except FormatError as exc:
             # Whole-body problems (not JSON, empty, unknown format) point at the body.
             raise ApiError(exc.message, exc.where or "body") from None
@@ -427,7 +316,7 @@ class TrajectoryDetailView(JsonApiView):
     )
     def get(self, request: Request, share_id: str) -> Response:
         # The serializer shows the trajectory's own strings: its own redactions suffice.
-        trajectory = selectors.trajectory_get_visible(share_id, _user(request), indexed=True)
+        trajectory = selectors.trajectory_get_visible(share_id, request_user(request), indexed=True)
         return Response(
             TrajectoryDetailOutputSerializer(trajectory, context=_serializer_context(request)).data
         )
@@ -439,7 +328,7 @@ class TrajectoryDetailView(JsonApiView):
         responses={200: TrajectoryOutputSerializer, **ERRORS},
     )
     def patch(self, request: Request, share_id: str) -> Response:
-        user = _user(request)
+        user = request_user(request)
         trajectory = selectors.trajectory_get_visible(share_id, user)
         if not selectors.is_owner(trajectory, user):
             raise ApiError("only the owner can change this trajectory", status_code=403)
@@ -469,16 +358,9 @@ class TrajectoryDetailView(JsonApiView):
         responses={204: None, **ERRORS},
     )
     def delete(self, request: Request, share_id: str) -> Response:
-        user = _user(request)
-        password = request.headers.get("X-Deletion-Password")
-        if password is not None:
-            # A wrong password and an unknown id are one answer, at one cost, so that guessing
-            # tells nothing about which ids exist (services/passwords.py).
-            found = services.trajectory_by_password(
-                share_id=share_id, password=password, client=client_ip(request)
-            )
-            if found is None:
-                raise Http404("no trajectory with this id and deletion password")
+        user = request_user(request)
+        found = password_holder(request, share_id)
+        if found is not None:
             services.trajectory_delete(trajectory=found, reason="password")
             return Response(status=204)
         trajectory = selectors.trajectory_get_visible(share_id, user)
@@ -507,7 +389,7 @@ class TrajectoryEventsView(JsonApiView):
     )
     def get(self, request: Request, share_id: str) -> Response:
         refuse_unknown_parameters(request, {"cursor", "limit"})
-        user = _user(request)
+        user = request_user(request)
         trajectory = selectors.trajectory_get_visible(share_id, user, indexed=True)
         paginator = EventCursorPagination()
         page = paginator.paginate_queryset(selectors.event_queryset(trajectory), request, view=self)
@@ -515,118 +397,3 @@ class TrajectoryEventsView(JsonApiView):
         redact = selectors.redactor_for(trajectory, user, shown=page)
         views = [selectors.event_view(event, redact) for event in page]
         return paginator.get_paginated_response(EventOutputSerializer(views, many=True).data)
-
-
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class TrajectoryDownloadView(JsonApiView):
-    """The raw upload (owner, moderators, and the holder of an anonymous share's password) or an
-    export built from (redacted) events."""
-
-    @extend_schema(
-        operation_id="trajectories_download",
-        summary="Download a trajectory",
-        parameters=[
-            OpenApiParameter(
-                "format",
-                str,
-                enum=["original", "openhands", "openai", "sharegpt"],
-                description="original: the upload as sent (owner, moderators, password holder).",
-            ),
-            OpenApiParameter(
-                "X-Deletion-Password",
-                str,
-                location=OpenApiParameter.HEADER,
-                required=False,
-                description="An anonymous share's password: opens it as its holder (the "
-                "command-line client's `download --password`). Wrong passwords count in the "
-                "same per-address limit as DELETE and the unlock page.",
-            ),
-        ],
-        responses={
-            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY),
-            # Past the wrong-password limit (services/passwords.py), with Retry-After.
-            429: ErrorOutputSerializer,
-            **ERRORS,
-        },
-    )
-    def get(self, request: Request, share_id: str) -> HttpResponse:
-        user = _user(request)
-        # Same access as the page: visible_to(user), plus the password holder of an anonymous
-        # share who unlocked it in this browser session, or who sends its password (a script
-        # has no session). A wrong password and an unknown id are the same 404.
-        password = request.headers.get("X-Deletion-Password")
-        if password is not None:
-            found = services.trajectory_by_password(
-                share_id=share_id, password=password, client=client_ip(request)
-            )
-            if found is None:
-                raise Http404("no trajectory with this id and deletion password")
-            access = Access(trajectory=found, is_owner=False, is_moderator=False, is_holder=True)
-        else:
-            access = trajectory_access(request, share_id)
-        trajectory = access.trajectory
-        query = DownloadQuerySerializer(
-            data={"format": request.query_params.get("format")}
-            if "format" in request.query_params
-            else {}
-        )
-        query.is_valid(raise_exception=True)
-        fmt = query.validated_data["format"]
-        if fmt == "original":
-            if not access.can_download_original:
-                raise ApiError(
-                    "only the owner and moderators can download the original upload; "
-                    "choose format=openhands, openai or sharegpt",
-                    "format",
-                    status_code=403,
-                )
-            content = services.raw_read(trajectory)
-            name = _SAFE_NAME.sub("_", trajectory.raw_filename or "")[:100] or (
-                f"{trajectory.share_id}.json"
-            )
-            content_type = (
-                "application/json" if name.endswith(".json") else ("application/octet-stream")
-            )
-        else:
-            content = _export(trajectory, user, fmt)
-            name = f"{trajectory.share_id}.{fmt}.json"
-            content_type = "application/json"
-        response = HttpResponse(content, content_type=content_type)
-        response["Content-Disposition"] = content_disposition_header(True, name)
-        return response
-
-
-def _export(trajectory: Trajectory, user, fmt: str) -> bytes:
-    return selectors.trajectory_export(trajectory, user, fmt)
-
-
-class TrajectoryImageView(JsonApiView):
-    """An image of a trajectory (screenshots, plots), for those who may see the trajectory."""
-
-    @extend_schema(
-        operation_id="trajectories_image",
-        summary="An image referenced by an event",
-        responses={
-            (200, "image/png"): OpenApiResponse(OpenApiTypes.BINARY),
-            404: ErrorOutputSerializer,
-            410: OpenApiResponse(
-                ErrorOutputSerializer,
-                description="A moderator removed this image (it showed a secret); only the "
-                "owner and moderators still get it.",
-            ),
-        },
-    )
-    def get(self, request: Request, share_id: str, sha256: str) -> HttpResponse:
-        user = _user(request)
-        trajectory = selectors.trajectory_get_visible(share_id, user)
-        image = selectors.image_of(trajectory, sha256)
-        if image is None or image.content_type not in SAFE_IMAGE_TYPES:
-            # Never anything a browser could run (SVG, HTML) from our origin.
-            raise Http404("no such image in this trajectory")
-        if image.dropped_at is not None and not selectors.can_manage(trajectory, user):
-            raise ApiError("image removed by a moderator", "sha256", status_code=410)
-        response = HttpResponse(services.image_read(image), content_type=image.content_type)
-        response["Cache-Control"] = "private, max-age=3600"
-        return response

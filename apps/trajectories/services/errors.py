@@ -1,5 +1,5 @@
-"""What the services raise when a share or a change cannot be honoured (api/errors.py turns
-each into a JSON error)."""
+"""What the services raise when a share or a change cannot be honoured (the API's error handler,
+apps.core.api.errors, turns each into a JSON error: TrajectoriesConfig.ready() registers them)."""
 
 from __future__ import annotations
 

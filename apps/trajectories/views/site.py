@@ -19,11 +19,10 @@ from django.utils.functional import cached_property
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from apps.core.http import BodyError, check_declared_length, client_ip
 from apps.core.ratelimit import RateLimited
-from apps.trajectories.api.body import BodyError, check_declared_length
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
-from apps.trajectories.http import client_ip
 from apps.trajectories.models import Polarity, ReviewState, Visibility
 from apps.trajectories.selectors import site as site_selectors
 from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY

@@ -2,6 +2,8 @@
 
 Load balancers and `docker compose` poll it. 200 when all three answer, 503 otherwise, with a short
 reason per failing check. Reasons never carry credentials (URLs are cut to scheme, host and port).
+The broker is the current Celery app's, the one config/celery_app.py sets up from the settings
+(an app never imports config).
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from celery import current_app as celery_app
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.db import connections
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
-
-from config.celery_app import app as celery_app
 
 BROKER_TIMEOUT_SECONDS = 3.0
 _CREDENTIALS = re.compile(r"(\w+://)[^@/\s]*@")

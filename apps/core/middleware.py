@@ -61,7 +61,7 @@ class RequestLimitsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        from apps.trajectories.views.errors import error_response
+        from apps.core.views.errors import error_response
 
         query = request.META.get("QUERY_STRING", "")
         limit = settings.TRAJHUB_MAX_QUERY_BYTES

@@ -1,3 +1,5 @@
+"""What every template may name: the site's name and address and the data licence (settings only)."""
+
 from django.conf import settings
 
 

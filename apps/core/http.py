@@ -1,6 +1,9 @@
-"""Reading upload bodies within the limits, without letting Django buffer them first.
+"""HTTP helpers: the caller's address, and reading upload bodies within the limits.
 
-The request body limit is checked against Content-Length before anything is read, and again
+`client_ip` is the caller's address, for rate limits, whether or not proxies stand in front of
+the site.
+
+Bodies are read without letting Django buffer them first. The request body limit is checked against Content-Length before anything is read, and again
 while streaming (a client may lie); gzip is inflated incrementally and stops at the
 decompressed limit, so a gzip bomb costs at most the limit in memory.
 """
@@ -16,6 +19,24 @@ from django.http import HttpRequest
 
 CHUNK = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+
+
+def client_ip(request: HttpRequest) -> str:
+    """REMOTE_ADDR, or behind TRAJHUB_TRUSTED_PROXIES proxies the address the outermost of them
+    saw. Only the entries our own proxies appended are trusted: a client can put anything at the
+    start of X-Forwarded-For, so we count from the right."""
+    proxies = settings.TRAJHUB_TRUSTED_PROXIES
+    remote = request.META.get("REMOTE_ADDR", "") or ""
+    if proxies <= 0:
+        return remote
+    forwarded = [
+        part.strip()
+        for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+        if part.strip()
+    ]
+    if not forwarded:
+        return remote
+    return forwarded[-min(proxies, len(forwarded))]
 
 
 class BodyError(Exception):

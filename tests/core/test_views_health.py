@@ -65,7 +65,7 @@ def test_broken_storage_answers_503(client, settings, tmp_path):
 def test_database_failure_answers_503(client, monkeypatch):
     from django.db import OperationalError
 
-    from apps.trajectories.views import health
+    from apps.core.views import health
 
     def refuse():
         raise OperationalError("connection to server at 127.0.0.1 refused")

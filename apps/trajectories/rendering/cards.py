@@ -113,24 +113,6 @@ def as_str(value: Any) -> str:
         return str(value)
 
 
-def content_text(value: Any) -> str:
-    """Text of a content field that may be a string or a list of {type, text} parts."""
-    if isinstance(value, list):
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif isinstance(part.get("content"), str):
-                    parts.append(part["content"])
-        return "\n".join(parts)
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return value["text"]
-    return as_str(value)
-
-
 # What visitors see where a moderator dropped an image (our words, no event text).
 REMOVED_HTML = (
     '<div class="shot-removed" role="img" aria-label="Image removed by a moderator">'

@@ -6,11 +6,11 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from apps.trajectories.importers.base import as_text
 from apps.trajectories.rendering import openhands
 from apps.trajectories.rendering.cards import (
     CardBuilder,
     as_str,
-    content_text,
     humanize,
     lines_of,
     parse_json_string,
@@ -44,7 +44,7 @@ V1_EVENT_NOISE = {
 
 
 def _v1_reasoning(b: CardBuilder, data: dict) -> None:
-    b.markdown(content_text(data.get("thought")))
+    b.markdown(as_text(data.get("thought"), image=""))
     reasoning = as_str(data.get("reasoning_content"))
     if reasoning.strip():
         b.markdown(reasoning, collapsed=True, summary="Reasoning")
@@ -67,7 +67,7 @@ def present_v1(b: CardBuilder) -> None:
     elif kind == "MessageEvent":
         _v1_message(b, data)
     elif kind == "SystemPromptEvent":
-        prompt = content_text(data.get("system_prompt"))
+        prompt = as_text(data.get("system_prompt"), image="")
         b.head("System prompt", "system")
         b.output(prompt, collapsed=True, summary=f"System prompt ({lines_of(prompt)})", tail=0)
         tools = data.get("tools")
@@ -195,7 +195,7 @@ def _v1_action(b: CardBuilder, data: dict) -> None:
 def _v1_observation(b: CardBuilder, data: dict) -> None:
     obs = data.get("observation") if isinstance(data.get("observation"), dict) else {}
     kind = as_str(obs.get("kind"))
-    output = content_text(obs.get("output")) or content_text(obs.get("content"))
+    output = as_text(obs.get("output"), image="") or as_text(obs.get("content"), image="")
     if kind in ("ExecuteBashObservation", "TerminalObservation", "BashObservation"):
         b.head("Output", "output")
         metadata = obs.get("metadata") if isinstance(obs.get("metadata"), dict) else {}
@@ -257,7 +257,7 @@ def _v1_message(b: CardBuilder, data: dict) -> None:
         b.markdown(reasoning, collapsed=True, summary="Reasoning")
     extended = data.get("extended_content")
     if isinstance(extended, list) and extended:
-        b.markdown(content_text(extended), collapsed=True, summary="Extended content")
+        b.markdown(as_text(extended, image=""), collapsed=True, summary="Extended content")
     skills = data.get("activated_skills")
     if isinstance(skills, list) and skills:
         b.note("Skills: " + ", ".join(as_str(s) for s in skills))
@@ -440,13 +440,15 @@ def present_chat(b: CardBuilder) -> None:
     role = as_str(data.get("role"))
     message_type = as_str(data.get("message_type"))
     if role == "system" or message_type == "system_prompt":
-        text = content_text(data.get("content"))
+        text = as_text(data.get("content"), image="")
         b.head("System prompt", "system")
         b.output(text, collapsed=True, summary=f"System prompt ({lines_of(text)})", tail=0)
         return
     if data.get("is_demo") or message_type == "demonstration":
         b.head("Demonstration", "meta")
-        b.output(content_text(data.get("content")), collapsed=True, summary="Demonstration", tail=0)
+        b.output(
+            as_text(data.get("content"), image=""), collapsed=True, summary="Demonstration", tail=0
+        )
         return
     observed = role in ("tool", "function") or (message_type == "observation" and role != "user")
     if observed or (role == "user" and b.card.kind == "observation"):
@@ -455,7 +457,7 @@ def present_chat(b: CardBuilder) -> None:
         name = as_str(data.get("name"))
         if name:
             b.subtitle(name, code=True)
-        output = content_text(data.get("content"))
+        output = as_text(data.get("content"), image="")
         b.output(output)
         if not output.strip():
             b.note("(no output)")
@@ -473,7 +475,7 @@ def present_chat(b: CardBuilder) -> None:
         b.markdown(reasoning, collapsed=True, summary="Reasoning")
     calls = data.get("tool_calls")
     if message_type == "action" and isinstance(data.get("action"), str) and not calls:
-        b.markdown(as_str(data.get("thought")) or content_text(data.get("content")))
+        b.markdown(as_str(data.get("thought")) or as_text(data.get("content"), image=""))
         b.code(as_str(data.get("action")), language="bash", label="Action")
         return
     chat_content(b, data.get("content"))

@@ -6,8 +6,9 @@ import ast
 import re
 from typing import Any
 
+from apps.trajectories.importers.base import as_text
 from apps.trajectories.importers.openhands_v0 import TOP_KEYS
-from apps.trajectories.rendering.cards import CardBuilder, as_str, content_text, humanize, lines_of
+from apps.trajectories.rendering.cards import CardBuilder, as_str, humanize, lines_of
 
 # Browser extras that are machine state, not something a reader looks at (they stay in the JSON).
 BROWSER_NOISE = {
@@ -56,7 +57,7 @@ def present(b: CardBuilder) -> None:
 
 
 def thought(b: CardBuilder, args: dict, *, label: str = "") -> None:
-    b.markdown(content_text(args.get("thought")), label=label)
+    b.markdown(as_text(args.get("thought"), image=""), label=label)
 
 
 def action(b: CardBuilder, name: str, args: dict) -> None:
@@ -89,7 +90,7 @@ def _message(b: CardBuilder, args: dict, message: str) -> None:
     user = b.card.source == "user"
     b.head("User" if user else "Agent", "user" if user else "agent")
     # Flat legacy events keep `content` at the top level, where observations keep theirs.
-    b.markdown(content_text(args.get("content") or b.data.get("content")) or message)
+    b.markdown(as_text(args.get("content") or b.data.get("content"), image="") or message)
     b.images(
         args.get("image_urls"),
         args.get("images_urls"),
@@ -109,7 +110,7 @@ def _system(b: CardBuilder, args: dict, message: str) -> None:
         "system",
         " ".join(part for part in (agent, version and f"v{version}") if part),
     )
-    text = content_text(args.get("content")) or message
+    text = as_text(args.get("content"), image="") or message
     b.output(text, collapsed=True, summary=f"System prompt ({lines_of(text)})", tail=0)
     tools = args.get("tools")
     if isinstance(tools, list) and tools:
@@ -246,13 +247,13 @@ def _delegate(b: CardBuilder, args: dict, message: str) -> None:
 
 def _think(b: CardBuilder, args: dict, message: str) -> None:
     b.head("Thought", "think")
-    b.markdown(content_text(args.get("thought")) or message)
+    b.markdown(as_text(args.get("thought"), image="") or message)
 
 
 def _finish(b: CardBuilder, args: dict, message: str) -> None:
     b.head("Finish", "finish")
-    final = content_text(args.get("final_thought"))
-    b.markdown(final or content_text(args.get("thought")) or message)
+    final = as_text(args.get("final_thought"), image="")
+    b.markdown(final or as_text(args.get("thought"), image="") or message)
     if final and args.get("thought"):
         thought(b, args, label="Thought")
     b.json(args.get("outputs"), label="Outputs")
@@ -263,7 +264,7 @@ def _finish(b: CardBuilder, args: dict, message: str) -> None:
 
 def _reject(b: CardBuilder, args: dict, message: str) -> None:
     b.head("Reject", "error")
-    b.markdown(content_text(args.get("thought")) or message)
+    b.markdown(as_text(args.get("thought"), image="") or message)
     b.json(args.get("outputs"), label="Outputs")
 
 
@@ -360,7 +361,7 @@ def exit_badge(b: CardBuilder, code: Any) -> None:
 
 def observation(b: CardBuilder, name: str, extras: dict) -> None:
     data = b.data
-    content = content_text(data.get("content"))
+    content = as_text(data.get("content"), image="")
     message = as_str(data.get("message"))
     handler = OBSERVATIONS.get(name)
     if handler is not None:

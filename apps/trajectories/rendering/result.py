@@ -11,13 +11,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
-from apps.trajectories.rendering.cards import (
-    CardBuilder,
-    ViewContext,
-    as_str,
-    parse_json_string,
-    pretty_json,
-)
+from apps.trajectories.rendering.cards import CardBuilder, ViewContext
+from apps.trajectories.rendering.values import as_str, parse_json_string, pretty_json
 from apps.trajectories.results import RunResult, run_result
 
 # Model stats worth a line of their own (SWE-agent's info.model_stats).

@@ -18,7 +18,7 @@ from apps.trajectories.exporters.common import (
     v0_fields,
 )
 from apps.trajectories.importers.base import CanonicalEvent, as_text
-from apps.trajectories.results import run_result
+from apps.trajectories.outcome import run_outcome
 
 
 def _user_content(event: CanonicalEvent) -> Any:
@@ -93,7 +93,7 @@ def to_openai(events: list[CanonicalEvent], meta: dict, talk: Conversation | Non
     images = images_of(meta)
     if images:
         payload["images"] = images
-    result = run_result(meta.get("metadata"))
+    result = run_outcome(meta.get("metadata"))
     if result:
         # The run's outcome (final patch, resolved, instance): a key the trainers' loaders
         # ignore, so the file stays loadable and the patch is not lost.

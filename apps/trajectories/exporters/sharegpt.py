@@ -21,7 +21,7 @@ from apps.trajectories.exporters.common import (
     tool_definitions,
 )
 from apps.trajectories.importers.base import CanonicalEvent
-from apps.trajectories.results import run_result
+from apps.trajectories.outcome import run_outcome
 
 INPUT_SIDE = {"human", "observation"}
 
@@ -59,7 +59,7 @@ def to_sharegpt(events: list[CanonicalEvent], meta: dict, talk: Conversation | N
     images = images_of(meta)
     if images:
         payload["images"] = images
-    result = run_result(meta.get("metadata"))
+    result = run_outcome(meta.get("metadata"))
     if result:
         # The run's outcome (final patch, resolved, instance): a key the trainers' loaders
         # ignore, so the file stays loadable and the patch is not lost.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -158,6 +159,13 @@ def as_text(value: Any, *, image: str = "[image]") -> str:
         return orjson.dumps(value).decode()
     except TypeError:
         return str(value)
+
+
+def mostly(items: list, test: Callable[[Any], bool], *, sample: int = 20) -> bool:
+    """Whether at least half of the first `sample` items pass `test` (never for no items): how
+    an importer recognises its list of records without reading a long file to its end."""
+    head = items[:sample]
+    return bool(head) and sum(1 for item in head if test(item)) * 2 >= len(head)
 
 
 def require_object(value: Any, where: str) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""`importers.base.as_text`: the one reading of a content field, for the importers and the cards.
+"""importers/base.py's shared helpers.
+
+`as_text` is the one reading of a content field, for the importers and the cards.
 
 It replaced two copies that had drifted: the importers' one dropped a part's `content` and gave
 Python's repr for other values (`True`, `{'a': 1}`); the cards' one dropped image parts."""
@@ -6,7 +8,7 @@ Python's repr for other values (`True`, `{'a': 1}`); the cards' one dropped imag
 import orjson
 
 from apps.trajectories.importers import parse
-from apps.trajectories.importers.base import as_text
+from apps.trajectories.importers.base import as_text, mostly
 
 TOOL_RESULT = [{"type": "tool_result", "content": "3 passed"}, {"type": "text", "text": "done"}]
 WITH_IMAGE = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}]
@@ -36,3 +38,12 @@ def test_an_imported_message_keeps_a_tool_result_parts_text():
     result = parse(orjson.dumps({"messages": messages}), format="openai_messages")
     texts = [event.text for event in result.trajectories[0].events]
     assert any("3 passed" in text for text in texts)
+
+
+def test_mostly_is_half_or_more_of_the_first_records_and_never_none():
+    # The "first 20, half or more" detection the list importers share.
+    assert mostly([1, 1, "x", "x"], lambda item: item == 1)
+    assert not mostly([1, "x", "x"], lambda item: item == 1)
+    assert not mostly([], lambda item: True)
+    assert mostly(["x"] * 20 + [1] * 30, lambda item: item == 1, sample=50)
+    assert not mostly(["x"] * 20 + [1] * 30, lambda item: item == 1)

@@ -26,17 +26,11 @@ from typing import Any
 
 import orjson
 
-from apps.trajectories.demo import images
-from apps.trajectories.demo.steps import (
-    STEPS,
-    Builder,
-    step_agent_message,
-    step_browse,
-    step_explore,
-    step_plot,
-    step_test,
-)
-from apps.trajectories.demo.vocabulary import (
+from apps.demo import images
+from apps.demo.builder import Builder
+from apps.demo.steps import STEPS, step_explore, step_test
+from apps.demo.steps_browse import step_agent_message, step_browse, step_plot
+from apps.demo.vocabulary import (
     AGENTS,
     BUGS,
     DATA_TASKS,

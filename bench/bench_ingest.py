@@ -1,6 +1,6 @@
 """Ingest over HTTP into PostgreSQL vs the floor: parse the same JSON + COPY the same rows.
 
-Generated OpenHands share payloads (apps.trajectories.demo) of about 10 KB, 1 MB (~340 events) and
+Generated OpenHands share payloads (apps.demo.generator) of about 10 KB, 1 MB (~340 events) and
 20 MB (50 screenshots with set-of-marks, ~100 KB each) are POSTed to /api/v1/trajectories of a
 real gunicorn process (docker/gunicorn.conf.py, one sync worker) on a PostgreSQL database of its
 own, created and migrated here. For each request: wall-clock latency, and the worker's peak RSS
@@ -46,7 +46,7 @@ import orjson  # noqa: E402
 import psycopg  # noqa: E402
 import requests  # noqa: E402
 
-from apps.trajectories import demo  # noqa: E402
+from apps.demo import generator as demo  # noqa: E402
 
 SIZES = {
     "10kb": {"label": "10 KB", "target_bytes": 10_000, "repeat": 40},

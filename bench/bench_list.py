@@ -18,6 +18,7 @@ REDIS_URL (optional: the cache the pages use; without it a local file cache).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -27,8 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -319,6 +322,52 @@ def zero_of(data_type: str):
     return ""
 
 
+def generated_trajectories(
+    rng: random.Random, count: int, total: int, events_per: int, now: datetime
+) -> Iterator[tuple[dict[str, Any], tuple[int, str, int, int, datetime]]]:
+    """Each generated trajectory row (its columns' values) and what regenerates its events
+    (id, module, ticket, length, created): the first `count` public, the rest not."""
+    for pk in range(1, total + 1):
+        public = pk <= count
+        module = rng.choice(MODULES)
+        ticket = rng.randint(1000, 99999)
+        length = max(4, min(events_per, round(rng.gauss(events_per, 3))))
+        steps = event_texts(module, ticket, length)
+        title = f"{rng.choice(VERBS)} {rng.choice(THINGS)} in {rng.choice(PROJECTS)}"
+        created = now - timedelta(seconds=rng.randint(0, 365 * 24 * 3600))
+        search_text = "\n".join([title, *(text for *_, text in steps)])
+        values = {
+            "id": pk,
+            "share_id": rng.getrandbits(256).to_bytes(32, "big").hex(),
+            "title": title,
+            "source_format": rng.choice(FORMATS),
+            "agent": rng.choice(AGENTS),
+            "model_name": rng.choice(MODELS),
+            "agent_version": f"0.{rng.randint(30, 60)}.{rng.randint(0, 3)}",
+            "polarity": rng.choice(["positive", "negative", "none", "none"]),
+            "feedback_text": rng.choice(
+                [
+                    "",
+                    "",
+                    "Worked first time.",
+                    "Went in circles before finding the bug.",
+                ]
+            ),
+            "visibility": "public" if public else rng.choice(["private", "public"]),
+            "review_state": "approved"
+            if public
+            else rng.choice(["pending", "held", "rejected", "hidden"]),
+            "license": "MIT" if public else "",
+            "num_events": len(steps),
+            "num_bytes": len(search_text) * 3,
+            "search_text": search_text,
+            "created_at": created,
+            "updated_at": created,
+            "published_at": created if public else None,
+        }
+        yield values, (pk, module, ticket, len(steps), created)
+
+
 def load(count: int, events_per: int, seed: int = 7) -> None:
     """Empty the trajectory tables and load `count` public trajectories (+5 % not public)."""
     rng = random.Random(seed)
@@ -329,26 +378,11 @@ def load(count: int, events_per: int, seed: int = 7) -> None:
             "TRUNCATE trajectories_event, trajectories_trajectoryimage, "
             "trajectories_trajectory RESTART IDENTITY CASCADE"
         )
-        known = {
-            "id",
-            "share_id",
-            "title",
-            "source_format",
-            "agent",
-            "model_name",
-            "agent_version",
-            "polarity",
-            "feedback_text",
-            "visibility",
-            "review_state",
-            "license",
-            "num_events",
-            "num_bytes",
-            "search_text",
-            "created_at",
-            "updated_at",
-            "published_at",
-        }
+        # The columns are the generated row's own keys (no list of them kept beside it), plus
+        # the NOT NULL ones it does not set, which get their type's zero.
+        rows = generated_trajectories(rng, count, total, events_per, now)
+        first = next(rows)
+        known = set(first[0])
         extra = {
             k: v
             for k, v in not_null_columns(conn, "trajectories_trajectory").items()
@@ -382,47 +416,10 @@ def load(count: int, events_per: int, seed: int = 7) -> None:
             with cur.copy(
                 f"COPY trajectories_trajectory ({', '.join(quoted(columns))}) FROM STDIN"
             ) as copy_t:
-                for pk in range(1, total + 1):
-                    public = pk <= count
-                    module = rng.choice(MODULES)
-                    ticket = rng.randint(1000, 99999)
-                    length = max(4, min(events_per, round(rng.gauss(events_per, 3))))
-                    steps = event_texts(module, ticket, length)
-                    title = f"{rng.choice(VERBS)} {rng.choice(THINGS)} in {rng.choice(PROJECTS)}"
-                    created = now - timedelta(seconds=rng.randint(0, 365 * 24 * 3600))
-                    search_text = "\n".join([title, *(text for *_, text in steps)])
-                    values = {
-                        "id": pk,
-                        "share_id": rng.getrandbits(256).to_bytes(32, "big").hex(),
-                        "title": title,
-                        "source_format": rng.choice(FORMATS),
-                        "agent": rng.choice(AGENTS),
-                        "model_name": rng.choice(MODELS),
-                        "agent_version": f"0.{rng.randint(30, 60)}.{rng.randint(0, 3)}",
-                        "polarity": rng.choice(["positive", "negative", "none", "none"]),
-                        "feedback_text": rng.choice(
-                            [
-                                "",
-                                "",
-                                "Worked first time.",
-                                "Went in circles before finding the bug.",
-                            ]
-                        ),
-                        "visibility": "public" if public else rng.choice(["private", "public"]),
-                        "review_state": "approved"
-                        if public
-                        else rng.choice(["pending", "held", "rejected", "hidden"]),
-                        "license": "MIT" if public else "",
-                        "num_events": len(steps),
-                        "num_bytes": len(search_text) * 3,
-                        "search_text": search_text,
-                        "created_at": created,
-                        "updated_at": created,
-                        "published_at": created if public else None,
-                    }
+                for values, planned in itertools.chain([first], rows):
                     values.update({k: zero_of(t) for k, t in extra.items()})
                     copy_t.write_row([values[c] for c in columns])
-                    plan.append((pk, module, ticket, len(steps), created))
+                    plan.append(planned)
             print(f"  trajectories copied ({total:,}) in {time.perf_counter() - started:.1f}s")
             started_events = time.perf_counter()
             extra_values = [zero_of(t) for _, t in sorted(event_extra.items())]

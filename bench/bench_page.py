@@ -82,7 +82,7 @@ def make_trajectory(
 ):
     from django.contrib.auth import get_user_model
 
-    from apps.trajectories.demo import generate_session, share_payload
+    from apps.demo.generator import generate_session, share_payload
     from apps.trajectories.models import Trajectory
     from apps.trajectories.services import ShareOptions, trajectory_delete, trajectory_ingest
 

@@ -11,7 +11,7 @@ what reading and writing the data costs at the least. Each run is a fresh child 
 peak RSS (VmHWM) is its peak memory.
 
 It uses its own PostgreSQL database (trajhub_bench_release by default; created if missing,
-migrated) and loads demo sessions (apps.trajectories.demo, about 20 events each) with COPY.
+migrated) and loads demo sessions (apps.demo.generator, about 20 events each) with COPY.
 
     .venv/bin/python bench/bench_release.py [--sizes 1000,10000] [--events 20] [--reload]
 
@@ -78,7 +78,7 @@ def _load(count: int, events: int) -> None:
     import orjson
 
     from apps.datasets.selectors import scanner_version
-    from apps.trajectories import demo
+    from apps.demo import generator as demo
     from apps.trajectories.importers import parse_document
 
     # Scanned by today's rules: the gate leaves out what an older scanner cleaned.

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "apps.datasets",
     "apps.learn",
     "apps.stats",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [

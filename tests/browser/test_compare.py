@@ -4,7 +4,7 @@ aligned columns, on a desktop and a phone."""
 from __future__ import annotations
 
 from tests.browser.conftest import PHONE
-from tests.trajectories.test_results import LONG_PATCH, eval_row
+from tests.trajectories.test_outcome import LONG_PATCH, eval_row
 from tests.trajectories.viewer_factories import ingest
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from apps.demo import generator as demo
 from apps.moderation.services import trajectory_approve, trajectory_scan
-from apps.trajectories import demo
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from tests.moderation.samples import github_token

@@ -136,7 +136,7 @@ def _public_count(stack: Stack) -> int:
 
 
 def test_tasks_travel_through_the_filesystem_broker(embedded: Stack):
-    from apps.trajectories import demo
+    from apps.demo import generator as demo
 
     # The demo data was queued before the worker started; it picks the scans up from the folder.
     sessions = list(demo.sessions(1, 3))

@@ -291,7 +291,7 @@ def test_gunicorn_serves_healthz(stack):
 def test_shared_trajectory_is_scanned_by_the_worker(stack):
     import random
 
-    from apps.trajectories import demo
+    from apps.demo import generator as demo
 
     session = demo.generate_session(random.Random(42), events=24, screenshots=1)
     body = demo.share_payload(session, permissions="public")

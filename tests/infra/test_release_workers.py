@@ -25,7 +25,7 @@ SLOW_WORKER = ["python", "-m", "tests.infra.slow_release_worker"]
 
 MAKE_PUBLIC = """
 import random, orjson
-from apps.trajectories import demo
+from apps.demo import generator as demo
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from apps.moderation.services import trajectory_scan

@@ -17,7 +17,7 @@ import boto3
 import orjson
 import pytest
 
-from apps.trajectories import demo
+from apps.demo import generator as demo
 from apps.trajectories.models import Image, Trajectory
 from config.settings import s3_storages
 

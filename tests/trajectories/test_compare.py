@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from apps.trajectories.selectors.compare import Step, _signature, align
-from tests.trajectories.test_results import LONG_PATCH, SECRET, eval_row
+from tests.trajectories.test_outcome import LONG_PATCH, SECRET, eval_row
 from tests.trajectories.viewer_factories import ingest
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from apps.trajectories.models import Polarity, Trajectory, Visibility
+from apps.trajectories.outcome import run_outcome
 from apps.trajectories.redaction import identity, redact_data, redactor
-from apps.trajectories.results import run_result
 from apps.trajectories.selectors.redactions import own_redactions
 
 EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt")
@@ -183,7 +183,7 @@ class TrajectoryDetailOutputSerializer(TrajectoryOutputSerializer):
         metadata = (
             instance.metadata if redact is identity else redact_data(instance.metadata, redact)
         )
-        result = run_result(metadata)
+        result = run_outcome(metadata)
         return result.as_dict() if result else None
 
 

@@ -24,7 +24,7 @@ keeps them).
 `meta` is the trajectory's own fields (title, agent, model, source_format, metadata, ...);
 only `metadata["tools"]` (and `metadata["images"]`) are read, for formats whose tool
 definitions and image paths live outside the events, and the run's result
-(apps/trajectories/results.py: final patch, resolved, instance, cost), which the openai and
+(apps/trajectories/outcome.py: final patch, resolved, instance, cost), which the openai and
 sharegpt exports carry as a top-level "result" (the openhands export is a bare event array).
 """
 

@@ -51,7 +51,8 @@ V0_NOISE_ARGS = {
 # --- what an event is ------------------------------------------------------------------------
 
 
-def _data(event: CanonicalEvent) -> dict:
+def event_data(event: CanonicalEvent) -> dict:
+    """The event's original fields ({} when it has none)."""
     return event.data if isinstance(event.data, dict) else {}
 
 
@@ -62,7 +63,8 @@ def is_v0(data: dict) -> bool:
     )
 
 
-def _v0_fields(data: dict, key: str) -> dict:
+def v0_fields(data: dict, key: str) -> dict:
+    """A V0 event's `args` or `extras` (a flat legacy event's own fields)."""
     value = data.get(key)
     if isinstance(value, dict):
         return value
@@ -73,7 +75,8 @@ def _v0_fields(data: dict, key: str) -> dict:
     return {k: v for k, v in data.items() if k not in envelope}
 
 
-def _parse_json_object(text: str) -> dict | None:
+def parse_json_object(text: str) -> dict | None:
+    """The JSON object in `text`, or None when it holds none."""
     try:
         value = orjson.loads(text)
     except (orjson.JSONDecodeError, TypeError):
@@ -81,7 +84,8 @@ def _parse_json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _dumps(value: Any) -> str:
+def dumps(value: Any) -> str:
+    """Compact JSON text of `value` (the standard library for what orjson refuses)."""
     try:
         return orjson.dumps(value).decode()
     except TypeError:
@@ -99,7 +103,7 @@ class Call:
 
 
 def calls_of(event: CanonicalEvent) -> list[Call]:
-    data = _data(event)
+    data = event_data(event)
     # OpenAI messages (importers/openai_messages.py): the call as sent.
     tool_call = data.get("tool_call")
     if data.get("role") == "assistant" and isinstance(tool_call, dict):
@@ -109,7 +113,7 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
             Call(
                 id=text_of(tool_call.get("id")),
                 name=text_of(function.get("name")) or event.type,
-                arguments=arguments if isinstance(arguments, str) else _dumps(arguments or {}),
+                arguments=arguments if isinstance(arguments, str) else dumps(arguments or {}),
                 thought=as_text(data.get("content")),
             )
         ]
@@ -122,7 +126,7 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
                 Call(
                     id=text_of(tool_call.get("id")) or text_of(data.get("tool_call_id")),
                     name=tool_call["name"],
-                    arguments=arguments if isinstance(arguments, str) else _dumps(arguments or {}),
+                    arguments=arguments if isinstance(arguments, str) else dumps(arguments or {}),
                     thought=thought,
                 )
             ]
@@ -132,7 +136,7 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
             Call(
                 id=text_of(data.get("tool_call_id")),
                 name=text_of(data.get("tool_name")) or event.type,
-                arguments=_dumps(fields),
+                arguments=dumps(fields),
                 thought=thought,
             )
         ]
@@ -164,24 +168,24 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
             Call(
                 id="",
                 name="bash",
-                arguments=_dumps({"command": as_text(data.get("action")).strip()}),
+                arguments=dumps({"command": as_text(data.get("action")).strip()}),
                 thought=as_text(data.get("thought")).strip(),
             )
         ]
     # OpenHands V0.
     if is_v0(data) and isinstance(data.get("action"), str):
         return [_v0_call(event, data)]
-    return [Call(id="", name=event.type or "tool", arguments=_dumps({"input": event.text}))]
+    return [Call(id="", name=event.type or "tool", arguments=dumps({"input": event.text}))]
 
 
 def _arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
-    return _dumps(arguments if arguments is not None else {})
+    return dumps(arguments if arguments is not None else {})
 
 
 def _v0_call(event: CanonicalEvent, data: dict) -> Call:
-    args = _v0_fields(data, "args")
+    args = v0_fields(data, "args")
     thought = as_text(args.get("thought"))
     meta = data.get("tool_call_metadata")
     if isinstance(meta, dict) and text_of(meta.get("function_name")):
@@ -199,7 +203,7 @@ def _v0_call(event: CanonicalEvent, data: dict) -> Call:
     fields = {k: v for k, v in args.items() if k not in V0_NOISE_ARGS and v is not None}
     if action in ("read", "write", "edit") and "command" not in fields:
         fields = {"command": "view" if action == "read" else "create", **fields}
-    return Call(id="", name=V0_TOOLS.get(action, action), arguments=_dumps(fields), thought=thought)
+    return Call(id="", name=V0_TOOLS.get(action, action), arguments=dumps(fields), thought=thought)
 
 
 def _response_arguments(response: Any, call_id: str) -> str | None:
@@ -220,7 +224,7 @@ def _response_arguments(response: Any, call_id: str) -> str | None:
 
 def _response_group(event: CanonicalEvent) -> str:
     """What ties actions that one model response produced together (parallel tool calls)."""
-    data = _data(event)
+    data = event_data(event)
     if data.get("role") == "assistant" and "message" in data:
         return f"message:{data['message']}"
     if isinstance(data.get("llm_response_id"), str):
@@ -310,7 +314,7 @@ def tool_definitions(events: list[CanonicalEvent], meta: dict) -> list[dict]:
     for event in events:
         if event.kind != "system":
             continue
-        data = _data(event)
+        data = event_data(event)
         args = obj if isinstance(obj := data.get("args"), dict) else {}
         for candidate in (args.get("tools"), data.get("tools")):
             if isinstance(candidate, list) and candidate:
@@ -346,7 +350,8 @@ def tool_definitions(events: list[CanonicalEvent], meta: dict) -> list[dict]:
     return tools
 
 
-def _images(meta: dict) -> list | None:
+def images_of(meta: dict) -> list | None:
+    """The image list of the trajectory's metadata, or None when it has none."""
     metadata = obj if isinstance(obj := meta.get("metadata"), dict) else {}
     images = metadata.get("images")
     return images if isinstance(images, list) and images else None

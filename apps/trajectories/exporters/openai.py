@@ -10,20 +10,20 @@ from typing import Any
 
 from apps.trajectories.exporters.common import (
     Conversation,
-    _data,
-    _images,
-    _v0_fields,
     conversation,
+    event_data,
+    images_of,
     is_v0,
     tool_definitions,
+    v0_fields,
 )
 from apps.trajectories.importers.base import CanonicalEvent, as_text
-from apps.trajectories.results import run_result
+from apps.trajectories.outcome import run_outcome
 
 
 def _user_content(event: CanonicalEvent) -> Any:
     """Text, or content parts where the message carried images."""
-    data = _data(event)
+    data = event_data(event)
     if data.get("role") == "user" and isinstance(data.get("content"), list):
         return data["content"]
     message = data.get("llm_message") if data.get("kind") == "MessageEvent" else None
@@ -42,7 +42,7 @@ def _user_content(event: CanonicalEvent) -> Any:
         if any(part["type"] == "image_url" for part in parts):
             return parts
     if is_v0(data) and data.get("action") == "message":
-        args = _v0_fields(data, "args")
+        args = v0_fields(data, "args")
         urls = args.get("image_urls") or args.get("images_urls")
         if isinstance(urls, list) and any(isinstance(url, str) and url for url in urls):
             parts = [{"type": "text", "text": as_text(args.get("content"))}]
@@ -90,10 +90,10 @@ def to_openai(events: list[CanonicalEvent], meta: dict, talk: Conversation | Non
     tools = tool_definitions(events, meta)
     if tools:
         payload["tools"] = tools
-    images = _images(meta)
+    images = images_of(meta)
     if images:
         payload["images"] = images
-    result = run_result(meta.get("metadata"))
+    result = run_outcome(meta.get("metadata"))
     if result:
         # The run's outcome (final patch, resolved, instance): a key the trainers' loaders
         # ignore, so the file stays loadable and the patch is not lost.

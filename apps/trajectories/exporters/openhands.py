@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apps.trajectories.exporters.common import (
-    _data,
-    _parse_json_object,
-    _v0_fields,
     calls_of,
+    event_data,
     is_v0,
+    parse_json_object,
+    v0_fields,
 )
 from apps.trajectories.importers.base import CanonicalEvent, text_of
 
@@ -44,7 +44,7 @@ def _timestamp(value: datetime | None) -> str | None:
 def to_openhands(events: list[CanonicalEvent]) -> list[dict]:
     used: set[int] = set()
     for event in events:
-        data = _data(event)
+        data = event_data(event)
         if is_v0(data) and isinstance(data.get("id"), int) and not isinstance(data["id"], bool):
             used.add(data["id"])
     ids: dict[str, int] = {}
@@ -52,7 +52,7 @@ def to_openhands(events: list[CanonicalEvent]) -> list[dict]:
     out: list[dict] = []
     calls: dict[str, dict] = {}  # exported id -> args of mapped actions, for their observations
     for event in events:
-        data = _data(event)
+        data = event_data(event)
         if is_v0(data):
             out.append(_v0_event(data))
             if isinstance(data.get("id"), int):
@@ -77,10 +77,10 @@ def to_openhands(events: list[CanonicalEvent]) -> list[dict]:
 def _v0_event(data: dict) -> dict:
     """The original event; flat legacy ones get their args / extras nested, as OpenHands reads."""
     if isinstance(data.get("action"), str) and "args" not in data:
-        args = _v0_fields(data, "args")
+        args = v0_fields(data, "args")
         return {k: v for k, v in data.items() if k not in args} | {"args": args}
     if isinstance(data.get("observation"), str) and "extras" not in data:
-        extras = _v0_fields(data, "extras")
+        extras = v0_fields(data, "extras")
         nested = {k: v for k, v in data.items() if k not in extras} | {"extras": extras}
         nested.setdefault("content", "")
         return nested
@@ -132,15 +132,15 @@ def _mapped_event(
 
 
 def _system_tools(event: CanonicalEvent) -> list:
-    data = _data(event)
+    data = event_data(event)
     tools = data.get("tools")
     return tools if isinstance(tools, list) else []
 
 
 def _v0_action(event: CanonicalEvent) -> tuple[str, dict]:
     call = calls_of(event)[0]
-    arguments = _parse_json_object(call.arguments) or {}
-    data = _data(event)
+    arguments = parse_json_object(call.arguments) or {}
+    data = event_data(event)
     if data.get("kind") == "ActionEvent" and isinstance(data.get("action"), dict):
         # The SDK's parsed action holds every argument, defaults included.
         arguments = {k: v for k, v in data["action"].items() if k != "kind"} | arguments

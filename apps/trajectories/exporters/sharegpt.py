@@ -14,14 +14,14 @@ import orjson
 
 from apps.trajectories.exporters.common import (
     Conversation,
-    _dumps,
-    _images,
-    _parse_json_object,
     conversation,
+    dumps,
+    images_of,
+    parse_json_object,
     tool_definitions,
 )
 from apps.trajectories.importers.base import CanonicalEvent
-from apps.trajectories.results import run_result
+from apps.trajectories.outcome import run_outcome
 
 INPUT_SIDE = {"human", "observation"}
 
@@ -38,10 +38,10 @@ def to_sharegpt(events: list[CanonicalEvent], meta: dict, talk: Conversation | N
             role, value = "gpt", turn.text
         elif turn.role == "calls":
             calls = [
-                {"name": call.name, "arguments": _parse_json_object(call.arguments) or {}}
+                {"name": call.name, "arguments": parse_json_object(call.arguments) or {}}
                 for call in turn.calls
             ]
-            role, value = "function_call", _dumps(calls[0] if len(calls) == 1 else calls)
+            role, value = "function_call", dumps(calls[0] if len(calls) == 1 else calls)
         else:
             role, value = "observation", turn.text
         _append_alternating(turns, role, value)
@@ -55,11 +55,11 @@ def to_sharegpt(events: list[CanonicalEvent], meta: dict, talk: Conversation | N
         payload["system"] = talk.system
     tools = tool_definitions(events, meta)
     if tools:
-        payload["tools"] = _dumps([tool["function"] for tool in tools])
-    images = _images(meta)
+        payload["tools"] = dumps([tool["function"] for tool in tools])
+    images = images_of(meta)
     if images:
         payload["images"] = images
-    result = run_result(meta.get("metadata"))
+    result = run_outcome(meta.get("metadata"))
     if result:
         # The run's outcome (final patch, resolved, instance): a key the trainers' loaders
         # ignore, so the file stays loadable and the patch is not lost.
@@ -80,7 +80,7 @@ def _append_alternating(turns: list[dict], role: str, value: str) -> None:
         merged = (previous if isinstance(previous, list) else [previous]) + (
             current if isinstance(current, list) else [current]
         )
-        last["value"] = _dumps(merged)
+        last["value"] = dumps(merged)
     elif last["from"] == role:
         last["value"] = "\n\n".join(part for part in (last["value"], value) if part)
     elif role in INPUT_SIDE:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 SOURCES = ("user", "agent", "environment")
 KINDS = ("message", "action", "observation", "system")
@@ -121,8 +124,14 @@ def parse_timestamp(value: Any) -> datetime | None:
     return None
 
 
-def as_text(value: Any) -> str:
-    """Text of a content field that may be a string, a list of parts, or something else."""
+def as_text(value: Any, *, image: str = "[image]") -> str:
+    """Text of a content field that may be a string, a list of parts, or something else.
+
+    The one reading of a content field, for the importers, exporters and cards alike. A part
+    gives its `text`, or its `content` (as a tool-result part holds it); an image part gives
+    `image` (the trajectory page passes "" since it shows the image itself); any other value is
+    compact JSON (`true`, `{"a":1}`), never Python's repr.
+    """
     if value is None:
         return ""
     if isinstance(value, str):
@@ -135,12 +144,28 @@ def as_text(value: Any) -> str:
             elif isinstance(part, dict):
                 if isinstance(part.get("text"), str):
                     parts.append(part["text"])
-                elif part.get("type") in ("image_url", "image"):
-                    parts.append("[image]")
+                elif isinstance(part.get("content"), str):
+                    parts.append(part["content"])
+                elif image and part.get("type") in ("image_url", "image"):
+                    parts.append(image)
         return "\n".join(parts)
     if isinstance(value, dict) and isinstance(value.get("text"), str):
         return value["text"]
-    return str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def mostly(items: list, test: Callable[[Any], bool], *, sample: int = 20) -> bool:
+    """Whether at least half of the first `sample` items pass `test` (never for no items): how
+    an importer recognises its list of records without reading a long file to its end."""
+    head = items[:sample]
+    return bool(head) and sum(1 for item in head if test(item)) * 2 >= len(head)
 
 
 def require_object(value: Any, where: str) -> dict[str, Any]:

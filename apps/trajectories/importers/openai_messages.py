@@ -22,6 +22,7 @@ from apps.trajectories.importers.base import (
     join_text,
     json_type,
     link_causes,
+    mostly,
     text_of,
     title_from,
 )
@@ -59,12 +60,10 @@ def detect(doc: Any) -> bool:
     messages = messages_of(doc)
     if not messages:
         return messages == [] and isinstance(doc, dict) and "messages" in doc
-    sample = messages[:20]
-    hits = sum(1 for item in sample if is_message(item))
     if isinstance(doc, list):
         # A bare array only when it is clearly a conversation: every item a chat message.
-        return hits == len(sample)
-    return hits * 2 >= len(sample)
+        return all(is_message(item) for item in messages[:20])
+    return mostly(messages, is_message)
 
 
 def convert(doc: Any) -> CanonicalTrajectory:

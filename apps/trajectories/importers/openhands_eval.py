@@ -18,6 +18,7 @@ from apps.trajectories.importers.base import (
     CanonicalTrajectory,
     FormatError,
     json_type,
+    mostly,
     number,
     small_value,
     text_of,
@@ -40,11 +41,7 @@ def is_pair(item: Any) -> bool:
 
 
 def looks_like_history(history: list) -> bool:
-    sample = history[:50]
-    if not sample:
-        return False
-    hits = sum(1 for item in sample if is_pair(item) or openhands_v0.is_event(item))
-    return hits * 2 >= len(sample)
+    return mostly(history, lambda i: is_pair(i) or openhands_v0.is_event(i), sample=50)
 
 
 def detect(doc: Any) -> bool:

@@ -21,6 +21,7 @@ from apps.trajectories.importers.base import (
     join_text,
     json_type,
     link_causes,
+    mostly,
     number,
     parse_timestamp,
     text_of,
@@ -92,11 +93,9 @@ def events_of(doc: Any) -> list | None:
 
 def looks_like_events(items: list) -> bool:
     """Most of the first items are V0 events (actions or observations)."""
-    sample = items[:50]
-    if not sample:
-        return False
-    hits = sum(1 for item in sample if is_event(item) or is_websocket_noise(item))
-    return hits * 2 >= len(sample) and any(is_event(item) for item in sample)
+    return mostly(items, lambda i: is_event(i) or is_websocket_noise(i), sample=50) and any(
+        is_event(item) for item in items[:50]
+    )
 
 
 def detect(doc: Any) -> bool:

@@ -22,6 +22,7 @@ from apps.trajectories.importers.base import (
     as_text,
     join_text,
     json_type,
+    mostly,
     parse_timestamp,
     text_of,
     title_from,
@@ -118,8 +119,7 @@ def detect(doc: Any) -> bool:
     events = events_of(doc)
     if not events:
         return False
-    sample = events[:50]
-    return sum(1 for item in sample if is_event(item)) * 2 >= len(sample)
+    return mostly(events, is_event, sample=50)
 
 
 def convert(doc: Any) -> CanonicalTrajectory:

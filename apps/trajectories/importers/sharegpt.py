@@ -21,6 +21,7 @@ from apps.trajectories.importers.base import (
     attach_image_files,
     json_type,
     link_causes,
+    mostly,
     text_of,
     title_from,
 )
@@ -50,9 +51,7 @@ def detect(doc: Any) -> bool:
     if not messages:
         # An empty conversation is still one (it then fails with "no events").
         return messages == [] and "conversations" in doc
-    sample = messages[:20]
-    hits = sum(1 for m in sample if isinstance(m, dict) and "from" in m and "value" in m)
-    return hits * 2 >= len(sample)
+    return mostly(messages, lambda m: isinstance(m, dict) and "from" in m and "value" in m)
 
 
 def convert(doc: Any) -> CanonicalTrajectory:

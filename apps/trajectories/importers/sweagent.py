@@ -21,6 +21,7 @@ from apps.trajectories.importers.base import (
     as_text,
     join_text,
     json_type,
+    mostly,
     number,
     small_value,
     text_of,
@@ -58,10 +59,9 @@ def detect(doc: Any) -> bool:
         return False
     steps, history = doc.get("trajectory"), doc.get("history")
     if isinstance(steps, list) and steps:
-        return sum(1 for item in steps[:20] if is_step(item)) * 2 >= len(steps[:20])
+        return mostly(steps, is_step)
     if isinstance(history, list) and history:
-        sample = history[:20]
-        return sum(1 for item in sample if is_message(item)) * 2 >= len(sample)
+        return mostly(history, is_message)
     return isinstance(doc.get("info"), dict) and isinstance(doc.get("environment"), str)
 
 

@@ -10,22 +10,17 @@ redactions applied for visitors and highlighted for the owner and moderators.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.trajectories.rendering import formats, openhands
 from apps.trajectories.rendering import text as t
-from apps.trajectories.rendering.cards import (
-    Block,
-    Card,
-    CardBuilder,
-    ViewContext,
-    card_html,
-    pretty_json,
-)
+from apps.trajectories.rendering.cards import Block, Card, CardBuilder, ViewContext
+from apps.trajectories.rendering.layout import card_html
+from apps.trajectories.rendering.presenters import PRESENTERS, shape_of
+from apps.trajectories.rendering.presenters.base import generic
 from apps.trajectories.rendering.text import Marks
+from apps.trajectories.rendering.values import pretty_json
 
 __all__ = [
     "Block",
@@ -39,44 +34,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_NAME = re.compile(r"^[a-z][a-z_]*$")
-SWE_STEP_KEYS = {"response", "execution_time", "state", "query", "extra_info"}
-
-
-def shape_of(data: dict[str, Any]) -> str:
-    """Which presenter fits this event's data: openhands | v1 | chat | sharegpt | swe | generic."""
-    action, observation = data.get("action"), data.get("observation")
-    if isinstance(action, str) and _NAME.match(action) and not (SWE_STEP_KEYS & data.keys()):
-        if "args" in data or action in openhands.ACTIONS:
-            return "openhands"
-    if isinstance(observation, str) and _NAME.match(observation) and "action" not in data:
-        if "extras" in data or "cause" in data or observation in openhands.OBSERVATIONS:
-            return "openhands"
-    if isinstance(data.get("kind"), str) and (
-        "action" in data
-        or "observation" in data
-        or "llm_message" in data
-        or data["kind"].endswith(("Event", "Observation"))
-    ):
-        return "v1"
-    if isinstance(data.get("role"), str):
-        return "chat"
-    if "from" in data and "value" in data or set(data) == {"system"}:
-        return "sharegpt"
-    if isinstance(action, str) or isinstance(observation, str):
-        return "swe"
-    return "generic"
-
-
-PRESENTERS = {
-    "openhands": openhands.present,
-    "v1": formats.present_v1,
-    "chat": formats.present_chat,
-    "sharegpt": formats.present_sharegpt,
-    "swe": formats.present_swe_step,
-    "generic": formats.generic,
-}
-
 
 def present_event(event: Any, ctx: ViewContext) -> Card:
     builder = CardBuilder(ctx, event)
@@ -88,7 +45,7 @@ def present_event(event: Any, ctx: ViewContext) -> Card:
             "could not present event %s as a card", getattr(event, "pk", "?"), exc_info=True
         )
         builder = CardBuilder(ctx, event)
-        formats.generic(builder)
+        generic(builder)
     if not builder.card.blocks and builder.text.strip() and builder.card.family not in ("state",):
         builder.output(builder.text, tail=0)
     return builder.card

@@ -1,6 +1,6 @@
 """The card of one event: what the trajectory page shows for it, built from the event's data.
 
-A Card is plain data plus pre-rendered, safe HTML blocks; `card_html()` lays
+A Card is plain data plus pre-rendered, safe HTML blocks; `layout.card_html()` lays
 it out. `CardBuilder` holds the helpers every format's presenter uses (Markdown, code, output,
 diff, images, fields, JSON, task lists), each of which redacts, clips and escapes.
 """
@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import orjson
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.trajectories.dropped import IMAGE_REMOVED, image_dropper
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
-
-SECRET_KEY_NAMES = re.compile(
-    r"(?:^|_)(?:api_?key|apikey|secret|password|passwd|access_?token|auth_?token|token|jwt)$",
-    re.IGNORECASE,
+from apps.trajectories.rendering.values import (
+    REMOVED_HTML,
+    SECRET_KEY_NAMES,
+    as_str,
+    format_offset,
+    humanize,
+    image_refs,
+    parse_json_string,
+    pretty_json,
 )
-DATA_URL = re.compile(r"data:image/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]{32,}", re.IGNORECASE)
-STRING_CAP = 50_000
 
 
 @dataclass(frozen=True)
@@ -95,139 +97,6 @@ class Card:
     cause: str = ""
     cost: float | None = None
     tokens: int | None = None
-
-
-def as_str(value: Any) -> str:
-    """Any JSON value as display text (strings as they are, the rest as compact JSON)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
-
-
-def content_text(value: Any) -> str:
-    """Text of a content field that may be a string or a list of {type, text} parts."""
-    if isinstance(value, list):
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif isinstance(part.get("content"), str):
-                    parts.append(part["content"])
-        return "\n".join(parts)
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return value["text"]
-    return as_str(value)
-
-
-# What visitors see where a moderator dropped an image (our words, no event text).
-REMOVED_HTML = (
-    '<div class="shot-removed" role="img" aria-label="Image removed by a moderator">'
-    "<span>Image removed by a moderator</span></div>"
-)
-
-
-def image_refs(*values: Any) -> tuple[list[str], int]:
-    """(sha256 of every stored-image reference, count of images that were not stored). An image
-    a moderator removed is listed as IMAGE_REMOVED, once per occurrence."""
-    found: list[str] = []
-    missing = 0
-    stack = list(values)
-    while stack:
-        value = stack.pop(0)
-        if isinstance(value, str):
-            match = t.IMAGE_REF.match(value)
-            if match:
-                if match.group(1) not in found:
-                    found.append(match.group(1))
-            elif value == IMAGE_REMOVED:
-                found.append(value)
-            elif value.startswith("data:image/"):
-                missing += 1
-        elif isinstance(value, list):
-            stack[0:0] = value
-        elif isinstance(value, dict):
-            for key in ("url", "image_url", "data", "source"):
-                if key in value:
-                    stack.insert(0, value[key])
-    return found, missing
-
-
-def parse_json_string(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
-
-
-def humanize(name: str) -> str:
-    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name or "event").replace("_", " ").strip()
-    return words[:1].upper() + words[1:].lower() if words else "Event"
-
-
-def tidy_for_display(value: Any, *, hide_secrets: bool, depth: int = 0) -> Any:
-    """A JSON value fit to show: long strings capped, inline images as a note, secrets hidden."""
-    if depth > 60:
-        return "…"
-    if isinstance(value, str):
-        if "data:image/" in value:
-            value = DATA_URL.sub(
-                lambda m: f"[inline image, {len(m.group(0)) * 3 // 4:,} bytes]", value
-            )
-        if len(value) > STRING_CAP:
-            value = value[:STRING_CAP] + f"… [{len(value) - STRING_CAP:,} more characters]"
-        return value
-    if isinstance(value, list):
-        return [
-            tidy_for_display(item, hide_secrets=hide_secrets, depth=depth + 1) for item in value
-        ]
-    if isinstance(value, dict):
-        tidy = {}
-        for key, item in value.items():
-            if (
-                hide_secrets
-                and isinstance(item, str)
-                and len(item) >= 8
-                and SECRET_KEY_NAMES.search(str(key))
-            ):
-                tidy[key] = "[hidden]"
-            else:
-                tidy[key] = tidy_for_display(item, hide_secrets=hide_secrets, depth=depth + 1)
-        return tidy
-    return value
-
-
-def pretty_json(value: Any, *, hide_secrets: bool) -> str:
-    tidy = tidy_for_display(value, hide_secrets=hide_secrets)
-    try:
-        return orjson.dumps(tidy, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return str(tidy)
-
-
-def lines_of(text: str) -> str:
-    count = text.count("\n") + 1 if text else 0
-    return f"{count:,} line{'' if count == 1 else 's'}"
-
-
-def format_offset(seconds: float) -> str:
-    seconds = int(max(seconds, 0))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"+{hours}:{minutes:02d}:{secs:02d}" if hours else f"+{minutes}:{secs:02d}"
 
 
 class CardBuilder:
@@ -567,82 +436,3 @@ class CardBuilder:
             self.card.cost = float(cost)
         if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
             self.card.tokens = tokens
-
-
-def _attr(value: Any) -> str:
-    return t.escape(str(value), quote=True)
-
-
-def card_html(card: Card, base: str) -> str:
-    """The <li> of one card. Built in Python rather than a template: a 2,000-step page renders
-    hundreds of cards per request and this is several times faster (bench/bench_page.py).
-    Everything interpolated is escaped here, except the blocks' html, subtitle and badges,
-    which are SafeStrings built by CardBuilder from escaped text."""
-    step = card.step
-    classes = f"ev fam-{_attr(card.family)}" + (" is-obs" if card.kind == "observation" else "")
-    data = [
-        f'id="step-{step}"',
-        f'data-step="{step}"',
-        f'data-type="{_attr(card.type)}"',
-        f'data-source="{_attr(card.source)}"',
-    ]
-    if card.original_id:
-        data.append(f'data-id="{_attr(card.original_id)}"')
-    if card.cause:
-        data.append(f'data-cause="{_attr(card.cause)}"')
-    if card.cost:
-        data.append(f'data-cost="{card.cost:.6f}"')
-    if card.tokens:
-        data.append(f'data-tokens="{card.tokens}"')
-    if card.offset:
-        data.append(f'data-offset="{_attr(card.offset)}"')
-    head = [
-        f'<a class="ev-step" href="#step-{step}" title="Link to step {step}">#{step}</a>',
-        f'<span class="ev-title">{t.escape(card.title)}</span>',
-    ]
-    if card.subtitle:
-        head.append(f'<span class="ev-sub">{card.subtitle}</span>')
-    for text, tone in card.badges:
-        tone_class = f" tone-{_attr(tone)}" if tone else ""
-        head.append(f'<span class="badge{tone_class}">{text}</span>')
-    meta = []
-    if card.cost:
-        meta.append(f'<span class="ev-cost" title="Cost so far">${card.cost:.4f}</span>')
-    meta.append(f'<span class="ev-type">{t.escape(card.type)}</span>')
-    if card.timestamp:
-        moment = card.timestamp.astimezone(UTC)
-        shown = t.escape(card.offset) if card.offset else moment.strftime("%H:%M:%S")
-        meta.append(
-            f'<time datetime="{moment.isoformat()}" title="{moment:%Y-%m-%d %H:%M:%S} UTC">{shown}</time>'
-        )
-    blocks = []
-    for block in card.blocks:
-        tone_class = f" tone-{_attr(block.tone)}" if block.tone else ""
-        parts = [
-            f'<div class="blk blk-{_attr(block.kind)}{tone_class}" data-block="{block.index}">'
-        ]
-        if block.collapsed:
-            parts.append(f'<details class="fold"><summary>{t.escape(block.summary)}</summary>')
-        if block.label:
-            parts.append(f'<div class="blk-label">{t.escape(block.label)}</div>')
-        parts.append(f'<div class="blk-body">{block.html}</div>')
-        if block.more_lines:
-            src = f"{base}events/{step}/blocks/{block.index}"
-            parts.append(
-                f'<details class="more" data-src="{src}"><summary>Show all {block.more_lines:,} '
-                f'lines</summary><div class="more-body"><a href="{src}">Open the full text</a>'
-                "</div></details>"
-            )
-        if block.collapsed:
-            parts.append("</details>")
-        parts.append("</div>")
-        blocks.append("".join(parts))
-    json_src = f"{base}events/{step}/json"
-    return (
-        f'<li class="{classes}" {" ".join(data)}>\n'
-        f'<header class="ev-head">{" ".join(head)}\n<span class="ev-meta">{" ".join(meta)}</span></header>\n'
-        f'<div class="ev-body">{"".join(blocks)}</div>\n'
-        f'<details class="ev-json" data-src="{json_src}"><summary>Show JSON</summary>'
-        f'<div class="json-body"><a href="{json_src}">Open the JSON of step {step}</a></div></details>\n'
-        "</li>\n"
-    )

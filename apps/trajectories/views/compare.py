@@ -18,11 +18,11 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.trajectories.dropped import image_dropper
+from apps.trajectories.outcome import run_outcome
 from apps.trajectories.redaction import Redact, identity, redact_data
 from apps.trajectories.rendering import Marks
 from apps.trajectories.rendering import text as t
 from apps.trajectories.rendering.text import marks_for
-from apps.trajectories.results import run_result
 from apps.trajectories.selectors import is_share_id
 from apps.trajectories.selectors.compare import (
     Alignment,
@@ -99,7 +99,7 @@ def _patch(access: Access) -> str:
     metadata = access.trajectory.metadata
     if not marks.show_original and marks.active:
         metadata = redact_data(metadata, marks.plain)
-    return marks.mark(run_result(metadata).patch)
+    return marks.mark(run_outcome(metadata).patch)
 
 
 def _patch_diff(access_a: Access, access_b: Access) -> dict[str, object]:
@@ -127,7 +127,7 @@ def _side(access: Access, steps: Sequence[Step]) -> dict[str, object]:
         "agent": marks.plain(trajectory.agent),
         "model": marks.plain(trajectory.model_name),
         "steps": len(steps),
-        "result": run_result(trajectory.metadata),
+        "result": run_outcome(trajectory.metadata),
     }
 
 

@@ -57,7 +57,7 @@ BROWSE_ORDERINGS = [
 def home(request: HttpRequest) -> HttpResponse:
     return render(
         request,
-        "pages/home.html",
+        "trajectories/home.html",
         {
             "stats": site_selectors.public_stats(),
             "latest": site_selectors.public_latest(limit=8),
@@ -146,7 +146,7 @@ def browse(request: HttpRequest) -> HttpResponse:
                 )
     return render(
         request,
-        "pages/browse.html",
+        "trajectories/browse.html",
         {
             "query": request.GET,
             "errors": errors,
@@ -257,7 +257,7 @@ def upload_done(request: HttpRequest) -> HttpResponse:
             "an anonymous share from its page with its password.",
         )
         return redirect("upload")
-    response = render(request, "pages/upload_done.html", result)
+    response = render(request, "trajectories/upload_done.html", result)
     # The page holds the one-time passwords: no cache may keep it.
     add_never_cache_headers(response)
     return response
@@ -268,7 +268,7 @@ def _upload_form_page(
 ) -> HttpResponse:
     response = render(
         request,
-        "pages/upload.html",
+        "trajectories/upload.html",
         {
             "form": form,
             "max_bytes": settings.TRAJHUB_MAX_BODY_BYTES,
@@ -338,7 +338,7 @@ def _holder_trajectory(request: HttpRequest, share_id: str):
 def _unlock_page(request: HttpRequest, share_id: str, *, status: int = 200, **context):
     return render(
         request,
-        "pages/unlock.html",
+        "trajectories/unlock.html",
         {"share_id": share_id, **context},
         status=status,
     )
@@ -396,7 +396,7 @@ def trajectory_holder_delete(request: HttpRequest, share_id: str) -> HttpRespons
     trajectory_delete(trajectory=trajectory, reason="password")
     unlocked = [sid for sid in request.session.get(UNLOCKED_SESSION_KEY, []) if sid != share_id]
     request.session[UNLOCKED_SESSION_KEY] = unlocked
-    return render(request, "pages/deleted.html", {"share_id": share_id})
+    return render(request, "trajectories/deleted.html", {"share_id": share_id})
 
 
 # --- Static pages --------------------------------------------------------------------------------
@@ -418,7 +418,7 @@ def _static_page(template: str):
     return view
 
 
-terms = _static_page("pages/terms.html")
-privacy = _static_page("pages/privacy.html")
-license_page = _static_page("pages/license.html")
-removal = _static_page("pages/removal.html")
+terms = _static_page("trajectories/terms.html")
+privacy = _static_page("trajectories/privacy.html")
+license_page = _static_page("trajectories/license.html")
+removal = _static_page("trajectories/removal.html")

@@ -28,7 +28,7 @@ from apps.trajectories.rendering import (
     event_json_html,
     present_event,
 )
-from apps.trajectories.rendering.result import result_for, result_html, tools_html
+from apps.trajectories.rendering.result_card import result_for, result_html, tools_html
 from apps.trajectories.rendering.text import marks_for
 from apps.trajectories.selectors.redactions import redaction_count
 from apps.trajectories.selectors.viewer import (

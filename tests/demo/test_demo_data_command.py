@@ -5,7 +5,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from apps.trajectories import demo
+from apps.demo import generator as demo
 from apps.trajectories.models import Event, Image, Trajectory
 
 pytestmark = pytest.mark.django_db

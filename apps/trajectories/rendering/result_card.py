@@ -1,5 +1,5 @@
 """Sections of the trajectory page above the steps: the Result card (what the run came to,
-apps/trajectories/results.py, with the final patch as a highlighted diff) and the tools the
+apps/trajectories/outcome.py, with the final patch as a highlighted diff) and the tools the
 conversation offered the model. Safe HTML, redacted for visitors like the cards."""
 
 from __future__ import annotations
@@ -9,16 +9,11 @@ from types import SimpleNamespace
 
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.trajectories.outcome import RunOutcome, run_outcome
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
-from apps.trajectories.rendering.cards import (
-    CardBuilder,
-    ViewContext,
-    as_str,
-    parse_json_string,
-    pretty_json,
-)
-from apps.trajectories.results import RunResult, run_result
+from apps.trajectories.rendering.cards import CardBuilder, ViewContext
+from apps.trajectories.rendering.values import as_str, parse_json_string, pretty_json
 
 # Model stats worth a line of their own (SWE-agent's info.model_stats).
 STAT_LABELS = {
@@ -29,15 +24,15 @@ STAT_LABELS = {
 }
 
 
-def result_for(metadata: object, ctx: ViewContext) -> RunResult:
+def result_for(metadata: object, ctx: ViewContext) -> RunOutcome:
     """The run's result as this reader may see it (placeholders for visitors)."""
     marks = ctx.marks
     if not marks.show_original and marks.active:
         metadata = redact_data(metadata, marks.plain)
-    return run_result(metadata)
+    return run_outcome(metadata)
 
 
-def result_html(result: RunResult, ctx: ViewContext) -> SafeString:
+def result_html(result: RunOutcome, ctx: ViewContext) -> SafeString:
     """<section> of the Result card, or "" when the run has no result to show."""
     if not result:
         return mark_safe("")

@@ -26,17 +26,11 @@ from typing import Any
 
 import orjson
 
-from apps.trajectories.demo import images
-from apps.trajectories.demo.steps import (
-    STEPS,
-    Builder,
-    step_agent_message,
-    step_browse,
-    step_explore,
-    step_plot,
-    step_test,
-)
-from apps.trajectories.demo.vocabulary import (
+from apps.demo import images
+from apps.demo.builder import Builder
+from apps.demo.steps import STEPS, step_explore, step_test
+from apps.demo.steps_browse import step_agent_message, step_browse, step_plot
+from apps.demo.vocabulary import (
     AGENTS,
     BUGS,
     DATA_TASKS,
@@ -162,6 +156,30 @@ def generate_session(
         start=start,
         screenshot_bytes=screenshot_bytes,
     )
+    _open(b, rng, kind=kind, task=task, version=version, agent=agent)
+    passed = _agent_steps(b, rng, events=events, screenshots=screenshots, plots=plots)
+    _finish(b, title, passed)
+    session = {
+        "title": title,
+        "task": task,
+        "kind": kind,
+        "agent": agent,
+        "model": model,
+        "openhands_version": version,
+        "polarity": "positive" if passed else "negative",
+        "permissions": "public" if rng.random() < 0.7 else "private",
+        "email": f"{rng.choice(FIRST_NAMES)}.{rng.randint(1, 99)}@example.com",
+        "events": b.events,
+    }
+    if target_bytes:
+        _grow(b, session, target_bytes)
+    return session
+
+
+def _open(
+    b: Builder, rng: random.Random, *, kind: str, task: str, version: str, agent: str
+) -> None:
+    """The session's first two events: the system prompt and the user's task."""
     b.action(
         "system",
         SYSTEM_PROMPT,
@@ -188,6 +206,11 @@ def generate_session(
         source="user",
     )
 
+
+def _agent_steps(
+    b: Builder, rng: random.Random, *, events: int, screenshots: int, plots: int
+) -> bool:
+    """The agent's steps between the task and the finish; whether the last test run passed."""
     middle = events - 3
     filler = middle - 2 * (screenshots + plots)
     plan: list[Callable[[Builder], None]] = []
@@ -207,7 +230,11 @@ def generate_session(
         plan.insert(rng.randint(len(plan) // 2, len(plan)), step_agent_message)
     for step in plan:
         step(b)
+    return passed
 
+
+def _finish(b: Builder, title: str, passed: bool) -> None:
+    """The agent's `finish`, its summary saying whether the fix worked."""
     summary = (
         f"I fixed the issue: {title[0].lower()}{title[1:]}. The change is small and the tests pass."
         if passed
@@ -226,21 +253,6 @@ def generate_session(
         tool="finish",
         tool_args={"message": summary, "task_completed": "true"},
     )
-    session = {
-        "title": title,
-        "task": task,
-        "kind": kind,
-        "agent": agent,
-        "model": model,
-        "openhands_version": version,
-        "polarity": "positive" if passed else "negative",
-        "permissions": "public" if rng.random() < 0.7 else "private",
-        "email": f"{rng.choice(FIRST_NAMES)}.{rng.randint(1, 99)}@example.com",
-        "events": b.events,
-    }
-    if target_bytes:
-        _grow(b, session, target_bytes)
-    return session
 
 
 def _grow(b: Builder, session: dict, target_bytes: int) -> None:

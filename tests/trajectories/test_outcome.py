@@ -16,7 +16,7 @@ from django.test import Client
 
 from apps.trajectories.importers import parse
 from apps.trajectories.models import Trajectory
-from apps.trajectories.results import run_result
+from apps.trajectories.outcome import run_outcome
 from tests.trajectories.viewer_factories import ingest
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_the_importer_keeps_the_whole_patch():
     trajectory = parse(eval_row()).trajectories[0]
     assert len(LONG_PATCH) > 2000
     assert trajectory.metadata["git_patch"] == LONG_PATCH  # was cut at 2,000 characters
-    result = run_result(trajectory.metadata)
+    result = run_outcome(trajectory.metadata)
     assert result.patch == LONG_PATCH and result.resolved is True
     assert result.instance_id == "greet__greet-1" and result.cost == pytest.approx(0.4321)
 
@@ -59,13 +59,13 @@ def test_resolver_rows_and_swe_agent_info(sample, real_fixture):
     resolver = parse(real_fixture("openhands_resolver_mock_output_flat_legacy.jsonl")).trajectories[
         0
     ]
-    result = run_result(resolver.metadata)
+    result = run_outcome(resolver.metadata)
     assert result.patch.startswith("diff --git") and result.resolved is True
-    swe = run_result(parse(sample("sweagent_run.traj")).trajectories[0].metadata)
+    swe = run_outcome(parse(sample("sweagent_run.traj")).trajectories[0].metadata)
     assert swe.patch.startswith("diff --git a/greet.py") and swe.exit_status == "submitted"
     assert swe.model_stats.get("api_calls") == 4
     plain = parse(sample("openhands_v0_events.json")).trajectories[0]
-    assert not run_result(plain.metadata)
+    assert not run_outcome(plain.metadata)
 
 
 def test_result_card_on_the_page_in_the_api_and_in_exports(owner, client_as):
@@ -128,7 +128,7 @@ def test_reimport_gives_old_trajectories_their_result_and_rescans_them(owner):
     untouched = ingest(
         eval_row(resolved=False, instance="greet__greet-2"), owner=owner, visibility="public"
     )
-    assert run_result(old).patch == LONG_PATCH[:2000]
+    assert run_outcome(old).patch == LONG_PATCH[:2000]
 
     out, err = io.StringIO(), io.StringIO()
     call_command("reimport", stdout=out, stderr=err)

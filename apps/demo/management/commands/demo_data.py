@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.trajectories import demo
+from apps.demo import generator as demo
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import ShareOptions, trajectory_ingest

@@ -14,7 +14,7 @@ from typing import Any
 
 
 @dataclass
-class RunResult:
+class RunOutcome:
     """The outcome of one run; empty fields are unknown."""
 
     patch: str = ""
@@ -75,10 +75,10 @@ def _score(metadata: dict[str, Any]) -> str:
     return ""
 
 
-def run_result(metadata: Any) -> RunResult:
+def run_outcome(metadata: Any) -> RunOutcome:
     """The run's result from a trajectory's metadata (any format; empty when it has none)."""
     if not isinstance(metadata, dict):
-        return RunResult()
+        return RunOutcome()
     patch = metadata.get("git_patch")
     if not isinstance(patch, str) or not patch.strip():
         patch = metadata.get("submission")
@@ -89,7 +89,7 @@ def run_result(metadata: Any) -> RunResult:
     cost = _number(metadata.get("total_cost"))
     tokens = metadata.get("total_tokens")
     error = metadata.get("error")
-    return RunResult(
+    return RunOutcome(
         patch=patch if isinstance(patch, str) else "",
         resolved=_resolved(metadata),
         instance_id=str(metadata.get("instance_id") or ""),

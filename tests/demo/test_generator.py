@@ -8,7 +8,7 @@ import orjson
 import pytest
 from PIL import Image
 
-from apps.trajectories import demo
+from apps.demo import generator as demo
 from apps.trajectories.importers import parse
 
 

@@ -7,11 +7,19 @@ class TrajectoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.trajectories import receivers
-        from apps.trajectories.signals import public_set_changed, trajectory_deleted
+        from apps.trajectories.signals import (
+            public_set_changed,
+            redaction_index_stale,
+            trajectory_deleted,
+        )
 
         public_set_changed.connect(
             receivers.forget_public_facets, dispatch_uid="trajectories.forget_public_facets"
         )
         trajectory_deleted.connect(
             receivers.forget_compare_steps, dispatch_uid="trajectories.forget_compare_steps"
+        )
+        redaction_index_stale.connect(
+            receivers.queue_redaction_index_refresh,
+            dispatch_uid="trajectories.queue_redaction_index_refresh",
         )

@@ -16,7 +16,7 @@ from apps.trajectories.models import (
     TrajectoryImage,
     Visibility,
 )
-from apps.trajectories.services.errors import InvalidShare
+from apps.trajectories.services.errors import InvalidShare, license_not_agreed
 from apps.trajectories.services.events import NUL_REPLACEMENT
 from apps.trajectories.services.notify import (
     announce_deleted,
@@ -53,11 +53,7 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
                 f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
             )
         if visibility == Visibility.PUBLIC and not trajectory.license:
-            raise InvalidShare(
-                f"a public trajectory must agree to the site's licence "
-                f"({settings.TRAJHUB_LICENSE}): send license_agreed=true",
-                "license_agreed",
-            )
+            raise license_not_agreed()
         trajectory.visibility = visibility
         changed.append("visibility")
     if "polarity" in fields:

@@ -27,7 +27,7 @@ from apps.trajectories.models import (
 )
 from apps.trajectories.services import events, storage
 from apps.trajectories.services.dedup import Match, continued_share, session_digest
-from apps.trajectories.services.errors import InvalidShare
+from apps.trajectories.services.errors import InvalidShare, license_not_agreed
 from apps.trajectories.services.events import NUL_REPLACEMENT, PreparedEvents, clip
 from apps.trajectories.services.limits import (
     _check_anonymous_allowed,
@@ -84,11 +84,12 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
     cannot be honoured, SharingRefused / RateLimited for anonymous callers over their limits.
     Per-trajectory problems come back in `errors`, located by line or index.
     """
+    # Options first: a share that cannot be honoured counts against no limit.
+    validate_options(options)
     anonymous = user is None or not user.is_authenticated
     if anonymous:
         user = None
         _check_anonymous_allowed(options.client_ip)
-    validate_options(options)
 
     value, lines = _decode(data)
     result = parse_document(
@@ -167,18 +168,9 @@ def _decode(data: bytes) -> tuple[Any, bool]:
     return decode_json(data)
 
 
-def license_message() -> str:
-    """What a public share without the licence agreed is told (the API, the form and the
-    OpenHands drop-in all say it in these words)."""
-    return (
-        f"a public trajectory must agree to the site's licence ({settings.TRAJHUB_LICENSE}): "
-        "send license_agreed=true"
-    )
-
-
 def validate_options(options: ShareOptions) -> None:
-    """The one check of share options (callers pass them on as sent): InvalidShare naming the
-    field whose value cannot be honoured."""
+    """The one authority on share options (the API passes them on as sent, beyond their types):
+    InvalidShare naming the field whose value cannot be honoured."""
     if options.visibility not in Visibility.values:
         raise InvalidShare(
             f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
@@ -186,7 +178,7 @@ def validate_options(options: ShareOptions) -> None:
     if options.polarity and options.polarity not in Polarity.values:
         raise InvalidShare(f"polarity must be one of {', '.join(Polarity.values)}", "polarity")
     if options.visibility == Visibility.PUBLIC and not options.license_agreed:
-        raise InvalidShare(license_message(), "license_agreed")
+        raise license_not_agreed()
     if len(options.session_id) > 200:
         raise InvalidShare("session_id is longer than 200 characters", "session_id")
     if len(options.title) > 300:

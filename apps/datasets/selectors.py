@@ -17,7 +17,7 @@ from django.db.models.functions import Cast, Coalesce, Length
 from apps.datasets.models import Release, ReleaseEntry, ReleaseFile, ReleaseStatus
 from apps.datasets.optout_links import email_digest
 from apps.trajectories.models import Event, Image, Trajectory, TrajectoryImage
-from apps.trajectories.services.dedup import _stored_chain
+from apps.trajectories.selectors.chains import stored_chain
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -136,7 +136,7 @@ def _duplicates(kept: list[tuple[int, int, str, str]]) -> set[int]:
         for pk, num_events, chain in group:
             for keeper_pk, _keeper_events, _keeper_chain in keepers:
                 keeper = Trajectory(pk=keeper_pk)
-                prefix = _stored_chain(keeper, num_events)
+                prefix = stored_chain(keeper, num_events)
                 if len(prefix) == num_events and prefix and prefix[-1] == chain:
                     dropped.add(pk)
                     break

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from apps.accounts.models import User
 
 # trajectory_delete(reason=...) -> who deleted it. The reasons are the deletion service's
-# (apps/trajectories/services/changes.py); one not listed here is kept in the entry's reason.
+# (apps/trajectories/services/edits.py); one not listed here is kept in the entry's reason.
 DELETION_ACTORS = {
     "owner": ActorKind.OWNER,
     "staff": ActorKind.STAFF,

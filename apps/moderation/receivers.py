@@ -5,14 +5,13 @@ Trajectories never import moderation: they announce, moderation listens.
 
 from __future__ import annotations
 
-from django.db import transaction
-
 
 def queue_scan(sender, *, trajectory_id: int, created: bool = False, **kwargs) -> None:
-    """A trajectory was stored (created or re-shared): scan it once the transaction commits."""
+    """A trajectory was stored (created or re-shared): scan it. The signal is sent once the
+    transaction that stored it has committed, so the task is queued at once."""
     from apps.moderation.tasks import scan_trajectory
 
-    transaction.on_commit(lambda: scan_trajectory.delay(trajectory_id))
+    scan_trajectory.delay(trajectory_id)
 
 
 def record_deletion(

@@ -383,6 +383,7 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
     A `pending` trajectory becomes `approved` (no findings, or only auto-redactable kinds such as
     email, phone and IP address: shown redacted) or `held` (any secret, or pre-moderation). A
     trajectory in another state keeps it; its redactions and findings are refreshed.
+    The row is read here, fresh: `trajectory` may be a bare `Trajectory(pk=id)` (the task's).
     """
     pk = trajectory.pk
     try:

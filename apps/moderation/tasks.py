@@ -26,12 +26,11 @@ RESCAN_LOCK = "moderation:rescan-sweep:lock"
     max_retries=5,
 )
 def scan_trajectory(trajectory_id: int) -> str | None:
-    """Scan one trajectory (queued on commit when it is stored). Gone by now: nothing to do."""
-    trajectory = Trajectory.objects.filter(pk=trajectory_id).first()
-    if trajectory is None:
-        return None
-    result = services.trajectory_scan(trajectory=trajectory)
-    return result.review_state
+    """Scan one trajectory (queued on commit when it is stored). Gone by now: nothing to do.
+
+    The scan reads the row itself (it must read it fresh anyway): the task does not load it."""
+    result = services.trajectory_scan(trajectory=Trajectory(pk=trajectory_id))
+    return result.review_state or None
 
 
 @shared_task(name="apps.moderation.tasks.scan_sweep")

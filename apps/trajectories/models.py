@@ -269,7 +269,7 @@ class Event(models.Model):
 @dataclasses.dataclass
 class EventRow:
     """An event's own columns as plain values, in table order (all but `trajectory`): the base of
-    what ingest writes (services/prepare.py) and of what callers see (selectors.EventView)."""
+    what ingest writes (services/events.py) and of what callers see (selectors.EventView)."""
 
     position: int
     original_id: str

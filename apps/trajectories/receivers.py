@@ -15,3 +15,11 @@ def forget_compare_steps(sender, *, share_id: str, **kwargs) -> None:
     from apps.trajectories.selectors.compare import compare_steps_forget
 
     compare_steps_forget(share_id)
+
+
+def queue_redaction_index_refresh(sender, *, trajectory_id: int, **kwargs) -> None:
+    """A trajectory's own text changed (sent after the commit): rebuild its redaction index by a
+    task (with very many redactions the rebuild takes seconds)."""
+    from apps.trajectories.tasks import redaction_index_refresh
+
+    redaction_index_refresh.delay(trajectory_id)

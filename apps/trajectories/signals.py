@@ -11,6 +11,10 @@ from django.dispatch import Signal
 
 # kwargs: trajectory_id (int), created (bool)
 trajectory_stored = Signal()
+# Sent after commit with trajectory_id (int) when a trajectory's own text changed (title,
+# feedback) and its redaction index must be rebuilt: the app's receiver queues the task, so that
+# the services never import the tasks that call them.
+redaction_index_stale = Signal()
 # kwargs: share_id (str), was_public (bool), reason (str: who deleted it, see trajectory_delete),
 # actor_id (int | None: the account that did it; it may be gone by now), actor_username (str)
 trajectory_deleted = Signal()

@@ -46,9 +46,9 @@ def gated(release_storage, owner, other_user):
 
 
 def _chain_at(trajectory: Trajectory, count: int) -> str:
-    from apps.trajectories.services.dedup import _stored_chain
+    from apps.trajectories.selectors.chains import stored_chain
 
-    return _stored_chain(trajectory, count)[-1]
+    return stored_chain(trajectory, count)[-1]
 
 
 def test_each_rule_leaves_out_and_is_counted_in_the_card(gated, release_storage):

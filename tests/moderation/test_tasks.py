@@ -11,6 +11,7 @@ from apps.moderation.models import AuditEntry, Finding
 from apps.moderation.tasks import SWEEP_LOCK, scan_sweep, scan_trajectory
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redactor
+from apps.trajectories.services.notify import announce_stored
 from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 from tests.ingest_helpers import v0_events
 from tests.moderation import samples as s
@@ -35,13 +36,22 @@ def test_task_for_a_vanished_trajectory_does_nothing():
 
 def test_stored_signal_queues_the_scan_on_commit(django_capture_on_commit_callbacks):
     trajectory = make_trajectory(events=[f"token {s.slack_token()}"])
+    # The stored signal is sent once the transaction commits (one on_commit, the sender's)...
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        trajectory_stored.send(sender=Trajectory, trajectory_id=trajectory.pk, created=True)
+        announce_stored(trajectory.pk, created=True)
     # Nothing runs before the transaction commits...
     assert state(trajectory) == "pending" and len(callbacks) == 1
     callbacks[0]()
     # ...then the scan holds it.
     assert state(trajectory) == "held"
+
+
+def test_stored_signal_queues_the_scan_at_once(django_capture_on_commit_callbacks):
+    trajectory = make_trajectory(events=[f"token {s.slack_token()}"])
+    # ...and the receiver queues the scan without waiting for another commit.
+    with django_capture_on_commit_callbacks(execute=False):
+        trajectory_stored.send(sender=Trajectory, trajectory_id=trajectory.pk, created=True)
+        assert state(trajectory) == "held"
 
 
 def test_deleted_signal_is_audited():

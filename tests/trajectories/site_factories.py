@@ -57,7 +57,7 @@ def make_trajectory(
     )
     Trajectory.objects.filter(pk=trajectory.pk).update(created_at=created, updated_at=created)
     if connection.vendor == "postgresql":
-        # What ingest does after storing the events (services.search._update_search_vector).
+        # What ingest does after storing the events (services.search.update_search_vector).
         from django.contrib.postgres.search import SearchVector
 
         Trajectory.objects.filter(pk=trajectory.pk).update(

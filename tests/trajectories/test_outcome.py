@@ -200,7 +200,7 @@ def test_reimport_replaces_events_the_importer_now_makes_differently_and_rescans
 
 def test_reimport_of_events_is_atomic(owner, monkeypatch):
     from apps.trajectories.models import Event
-    from apps.trajectories.services import reimport
+    from apps.trajectories.services import events, reimport
     from tests.trajectories.test_compare import v0
 
     trajectory = ingest(v0(["ls", "pytest"], "Fix it"), owner=owner, visibility="public")
@@ -209,7 +209,7 @@ def test_reimport_of_events_is_atomic(owner, monkeypatch):
     def fail(*args, **kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(reimport, "_insert_events", fail)
+    monkeypatch.setattr(events, "insert", fail)
     with pytest.raises(RuntimeError):
         reimport.trajectory_reimport(trajectory=trajectory)
     trajectory.refresh_from_db()

@@ -198,7 +198,7 @@ def test_a_failure_inside_the_transaction_leaves_nothing_behind(private_storage,
     def explode(*args, **kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr("apps.trajectories.services.ingest._insert_events", explode)
+    monkeypatch.setattr("apps.trajectories.services.events.insert", explode)
     with pytest.raises(RuntimeError):
         ingest(events)
     assert Trajectory.objects.count() == Event.objects.count() == Image.objects.count() == 0
@@ -214,7 +214,7 @@ def test_an_image_file_another_trajectory_uses_survives_a_failed_ingest(
     ingest_one(kept)
     failing = v0_events(1, task="failing")
     failing[0]["args"]["image_urls"] = [shot]
-    monkeypatch.setattr("apps.trajectories.services.ingest._insert_events", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr("apps.trajectories.services.events.insert", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         ingest(failing)
     image = Image.objects.get()

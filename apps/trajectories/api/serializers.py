@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field, inline_serializer
@@ -12,6 +12,9 @@ from apps.trajectories.models import Polarity, Trajectory, Visibility
 from apps.trajectories.outcome import run_outcome
 from apps.trajectories.redaction import identity, redact_data, redactor
 from apps.trajectories.selectors.redactions import own_redactions
+
+if TYPE_CHECKING:
+    from apps.trajectories.services import StoredTrajectory
 
 EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt")
 
@@ -31,18 +34,8 @@ class ShareOptionsInputSerializer(serializers.Serializer):
     email = serializers.EmailField(
         required=False, allow_blank=True, help_text="Anonymous shares only; never shown."
     )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs.get("visibility") == Visibility.PUBLIC and not attrs.get("license_agreed"):
-            raise serializers.ValidationError(
-                {
-                    "license_agreed": (
-                        f"a public trajectory must agree to the site's licence "
-                        f"({settings.TRAJHUB_LICENSE}): send license_agreed=true"
-                    )
-                }
-            )
-        return attrs
+    # What the options may be together (a public share needs the licence agreed) is the
+    # service's to say, once (services.ingest.validate_options): this reads their types.
 
 
 class ShareUploadSerializer(ShareOptionsInputSerializer):
@@ -190,23 +183,26 @@ class TrajectoryDetailOutputSerializer(TrajectoryOutputSerializer):
 class StoredTrajectoryOutputSerializer(TrajectoryOutputSerializer):
     """An item of the POST answer: the trajectory, whether it is new, and its password (once)."""
 
-    created = serializers.SerializerMethodField()
-    password = serializers.SerializerMethodField()
+    # Serialised from what ingest returns, a services.StoredTrajectory (to_representation).
+
+    created = serializers.BooleanField(read_only=True)
+    password = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Anonymous shares: the deletion password, shown once.",
+    )
 
     class Meta(TrajectoryOutputSerializer.Meta):
         fields = [*TrajectoryOutputSerializer.Meta.fields, "created", "password"]
         read_only_fields = fields
 
-    def get_created(self, instance: Trajectory) -> bool:
-        return bool(self.context.get("created", {}).get(instance.pk))
-
-    @extend_schema_field(
-        serializers.CharField(
-            allow_null=True, help_text="Anonymous shares: the deletion password, shown once."
-        )
-    )
-    def get_password(self, instance: Trajectory) -> str | None:
-        return self.context.get("passwords", {}).get(instance.pk)
+    def to_representation(self, instance: StoredTrajectory) -> dict[str, Any]:
+        # The trajectory's own fields (`created` and `password` are not among its attributes),
+        # then the two that the stored item says.
+        data = super().to_representation(instance.trajectory)
+        data["created"] = instance.created
+        data["password"] = instance.password
+        return data
 
 
 class ItemErrorSerializer(serializers.Serializer):

@@ -256,23 +256,15 @@ class TrajectoryListView(JsonApiView):
             # Whole-body problems (not JSON, empty, unknown format) point at the body.
             raise ApiError(exc.message, exc.where or "body") from None
         del data
-        trajectories = [item.trajectory for item in result.stored]
-        context = _serializer_context(
-            request,
-            created={item.trajectory.pk: item.created for item in result.stored},
-            passwords={
-                item.trajectory.pk: item.password for item in result.stored if item.password
-            },
-        )
         body = {
             "trajectories": StoredTrajectoryOutputSerializer(
-                trajectories, many=True, context=context
+                result.stored, many=True, context=_serializer_context(request)
             ).data,
             "errors": result.errors,
             # Events left out of stored trajectories (not events at all), by index.
             "warnings": result.warnings,
         }
-        if not trajectories:
+        if not result.stored:
             first = result.errors[0] if result.errors else {"where": "", "message": "no trajectory"}
             first = {"where": first.get("where") or "body", "message": first["message"]}
             message = (

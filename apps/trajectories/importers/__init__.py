@@ -308,6 +308,9 @@ def parse_document(
             items.append(ImportItem(where=where, error=exc))
             continue
         items.append(_convert(module, record, where, limits))
+    for index, item in enumerate(items):  # one item per record, in the document's order
+        item.index = index
+        item.line = value[index][0] if lines else None
     if found is None:
         raise FormatError(_unknown_message(value if not lines else None))
     return ImportResult(format=found.NAME, items=items)

@@ -80,11 +80,18 @@ class CanonicalTrajectory:
 
 @dataclass
 class ImportItem:
-    """One trajectory of a file, or the error that kept it out. `where`: "line 3", "[5]", ""."""
+    """One trajectory of a file, or the error that kept it out. `where`: "line 3", "[5]", "".
+
+    Where its record sits in the document, for whoever cuts the record out again (the raw copy
+    ingest stores): `index`, its place in the list of records (an array's element, or the n-th
+    JSON line); `line`, its line number in JSON Lines. Both None: the whole document.
+    """
 
     where: str
     trajectory: CanonicalTrajectory | None = None
     error: FormatError | None = None
+    index: int | None = None
+    line: int | None = None
 
 
 @dataclass

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 # Raster formats, which a browser only ever shows (never SVG or HTML, which it would run): what
-# ingest stores (services/cleaning.py sniffs the bytes), and all that the image endpoints serve.
+# ingest stores (services/events.py sniffs the bytes), and all that the image endpoints serve.
 SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
 FIND_MAX_STEPS = 5000
 # Never shown on the page (search text can be 200 KB; the email and password hashes are secret).

@@ -7,18 +7,21 @@ trajectories stores each valid one and reports each invalid one, and nothing of 
 stays behind (files written to storage for it are removed again).
 
 One module per concern, in the order an upload goes through them: limits (what may be shared),
-cleaning (NULs, embedded images), prepare (events serialised and fingerprinted), dedup (which
-stored trajectory a share continues), storage (raw copies, images), search, notify (signals
-after commit), ingest (all of it, per trajectory); then changes (update, delete) and passwords.
-Callers import from here.
+events (each event cleaned of NULs and embedded images, serialised and fingerprinted in one
+pass, then inserted), dedup (which stored trajectory a share continues), storage (raw copies,
+images), search, review (back to the scan, first published), notify (signals after commit),
+ingest (all of it, per trajectory); then edits (update, delete), passwords, reimport and the
+redaction index. Callers import from here.
+
+The services never import the tasks that call them: what must run later (the scan, a redaction
+index rebuild) is announced by a signal after the commit, and the receivers queue the task.
 """
 
 from apps.trajectories.importers import FormatError
-from apps.trajectories.services.changes import UPDATABLE, trajectory_delete, trajectory_update
-from apps.trajectories.services.cleaning import IMAGE_REF_PREFIX, NUL_REPLACEMENT
+from apps.trajectories.services.edits import UPDATABLE, trajectory_delete, trajectory_update
 from apps.trajectories.services.errors import InvalidShare, SharingRefused
+from apps.trajectories.services.events import EVENT_BATCH, IMAGE_REF_PREFIX, NUL_REPLACEMENT
 from apps.trajectories.services.ingest import (
-    EVENT_BATCH,
     IngestResult,
     ShareOptions,
     StoredTrajectory,

@@ -12,17 +12,16 @@ show the longest public member of a chain (TrajectoryQuerySet.listed).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import orjson
-from django.db import connection
 from django.db.models import QuerySet
 
 from apps.core import signing
-from apps.trajectories.models import Event, Trajectory
-from apps.trajectories.services.prepare import _event_fingerprint, _Prepared
+from apps.core.locks import transaction_lock
+from apps.trajectories.models import Trajectory
+from apps.trajectories.selectors.chains import stored_chain
+from apps.trajectories.services.events import PreparedEvents
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -40,7 +39,7 @@ def session_digest(session_id: str) -> str:
 
 
 @dataclass
-class _Match:
+class Match:
     """The stored trajectory a share continues (and how), or the chain it joins."""
 
     existing: Trajectory | None = None
@@ -48,32 +47,33 @@ class _Match:
     chain_of: Trajectory | None = None  # anonymous: extended without proof; a new member
 
 
-def _stored_chain(trajectory: Trajectory, count: int) -> list[str]:
-    """Chain fingerprints of the first `count` stored events (to test "new is a prefix of it")."""
-    chain: list[str] = []
-    previous = b""
-    rows = (
-        Event.objects.filter(trajectory=trajectory, position__lt=count)
-        .order_by("position")
-        .values_list("source", "kind", "type", "original_id", "data")
-    )
-    for source, kind, type_, original_id, data in rows.iterator(chunk_size=500):
-        dumped = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
-        link = hashlib.sha256(
-            previous + _event_fingerprint(source, kind, type_, original_id, dumped)
-        )
-        previous = link.digest()
-        chain.append(link.hexdigest())
-    return chain
+def continued_share(
+    *,
+    user: User | None,
+    email: str,
+    session: str,
+    prepared: PreparedEvents,
+    exclude: list[int],
+) -> Match:
+    """What a share continues among the submitter's stored trajectories (none of `exclude`),
+    found under the submitter's lock, with the row it continues locked for update.
 
-
-def _advisory_lock(key: str) -> None:
-    """Serialise ingests of one submitter scope (PostgreSQL; SQLite serialises all writes)."""
-    if connection.vendor != "postgresql":
-        return
-    number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [number])
+    Call it inside the transaction that stores the share. `session`: the digest of the session
+    id that counts as proof (session_digest). No account and no email: nothing to continue.
+    """
+    scope_qs, scope_key = _scope(user, email)
+    if scope_qs is None:
+        return Match()
+    if exclude:
+        scope_qs = scope_qs.exclude(pk__in=exclude)
+    # Serialise ingests of one submitter scope (PostgreSQL; SQLite serialises all writes).
+    transaction_lock(f"{scope_key}|{session or prepared.head}")
+    match = _find_continued(scope_qs, session, prepared, anonymous=user is None)
+    if match.existing is not None:
+        match.existing = Trajectory.objects.select_for_update().filter(pk=match.existing.pk).first()
+        if match.existing is None:  # deleted meanwhile: this share starts afresh
+            match.how = ""
+    return match
 
 
 def _scope(user: User | None, email: str) -> tuple[QuerySet[Trajectory] | None, str]:
@@ -88,26 +88,26 @@ def _scope(user: User | None, email: str) -> tuple[QuerySet[Trajectory] | None, 
 
 
 def _find_continued(
-    scope_qs: QuerySet[Trajectory], session: str, prepared: _Prepared, *, anonymous: bool
-) -> _Match:
+    scope_qs: QuerySet[Trajectory], session: str, prepared: PreparedEvents, *, anonymous: bool
+) -> Match:
     """What a share continues within its submitter scope. `session` is the digest of the
     session id that counts as proof: any for an account, only a client-sent one anonymously."""
     if not anonymous:
         existing, how = _find_same_session(scope_qs, session, prepared)
-        return _Match(existing, how)
+        return Match(existing, how)
     if session:
         existing, how = _find_same_session(scope_qs, session, prepared)
         if existing is not None:
-            return _Match(existing, how)
+            return Match(existing, how)
     # Events prove the submitter only where nobody else can have read them: in a share never
     # shown, and not as the start of one that was (whoever stored it: a copy of a public
     # share's first steps, planted under its sharer's email, must not catch their next share).
     never_shown = scope_qs & Trajectory.objects.never_shown()
     existing, how = _find_same_session(never_shown, "", prepared)
     if existing is not None and not _shown_elsewhere(existing):
-        return _Match(existing, how)
+        return Match(existing, how)
     extended, how = _find_same_session(scope_qs, "", prepared, extends_only=True)
-    return _Match(chain_of=extended if how == "extends" else None)
+    return Match(chain_of=extended if how == "extends" else None)
 
 
 def _shown_elsewhere(trajectory: Trajectory) -> bool:
@@ -124,7 +124,7 @@ def _shown_elsewhere(trajectory: Trajectory) -> bool:
         if other.num_events == count:
             if other.chain_fingerprint == trajectory.chain_fingerprint:
                 return True
-        elif count and _stored_chain(other, count)[-1] == trajectory.chain_fingerprint:
+        elif count and stored_chain(other, count)[-1] == trajectory.chain_fingerprint:
             return True
     return False
 
@@ -132,7 +132,7 @@ def _shown_elsewhere(trajectory: Trajectory) -> bool:
 def _find_same_session(
     scope_qs: QuerySet[Trajectory],
     session_id: str,
-    prepared: _Prepared,
+    prepared: PreparedEvents,
     *,
     extends_only: bool = False,
 ) -> tuple[Trajectory | None, str]:
@@ -160,6 +160,6 @@ def _find_same_session(
     if extends_only:
         return None, ""
     for candidate in candidates:
-        if candidate.num_events > count and _stored_chain(candidate, count) == prepared.chain:
+        if candidate.num_events > count and stored_chain(candidate, count) == prepared.chain:
             return candidate, "contained"
     return None, ""

@@ -3,11 +3,23 @@ apps.core.api.errors, turns each into a JSON error: TrajectoriesConfig.ready() r
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from apps.trajectories.importers import FormatError
 
 
 class InvalidShare(FormatError):
     """Share options that cannot be honoured (a field's value). Reported like a format error."""
+
+
+def license_not_agreed() -> InvalidShare:
+    """What a trajectory made public without the site's licence agreed is told (a share through
+    the API, an owner's edit): the one wording of it."""
+    return InvalidShare(
+        f"a public trajectory must agree to the site's licence ({settings.TRAJHUB_LICENSE}): "
+        "send license_agreed=true",
+        "license_agreed",
+    )
 
 
 class SharingRefused(Exception):

@@ -13,17 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.conf import settings
-from django.db import DataError, connection, transaction
+from django.db import DataError, transaction
 
-from apps.trajectories.importers import (
-    FormatError,
-    decode_json,
-    parse_document,
-    split_lines,
-)
-from apps.trajectories.importers.base import CanonicalTrajectory
+from apps.trajectories.importers import FormatError, decode_json, parse_document
+from apps.trajectories.importers.base import CanonicalTrajectory, ImportItem
 from apps.trajectories.models import (
-    EVENT_FIELDS,
     Event,
     Polarity,
     ReviewState,
@@ -31,45 +25,26 @@ from apps.trajectories.models import (
     TrajectoryImage,
     Visibility,
 )
-from apps.trajectories.services.changes import _needs_rescan, _note_published
-from apps.trajectories.services.cleaning import NUL_REPLACEMENT, _clip
-from apps.trajectories.services.dedup import (
-    _advisory_lock,
-    _find_continued,
-    _Match,
-    _scope,
-    session_digest,
-)
-from apps.trajectories.services.errors import InvalidShare
+from apps.trajectories.services import events, storage
+from apps.trajectories.services.dedup import Match, continued_share, session_digest
+from apps.trajectories.services.errors import InvalidShare, license_not_agreed
+from apps.trajectories.services.events import NUL_REPLACEMENT, PreparedEvents, clip
 from apps.trajectories.services.limits import (
     anonymous_share_check,
     email_share_check,
     ingest_limits,
     normalize_email,
 )
-from apps.trajectories.services.notify import _on_commit_stored, announce_public_change
+from apps.trajectories.services.notify import announce_public_change, announce_stored
 from apps.trajectories.services.passwords import hash_deletion_password, new_deletion_password
-from apps.trajectories.services.prepare import _prepare_events, _Prepared, _PreparedEvent
-from apps.trajectories.services.search import _search_text, _update_search_vector
-from apps.trajectories.services.storage import (
-    _compress_raw,
-    _delete_orphan_images,
-    _delete_quietly,
-    _image_writer,
-    _is_share_envelope,
-    _link_images,
-    _RawCopy,
-    _share_payload_chunks,
-    _storage,
-    _write_raw,
-    _WrittenFiles,
-)
+from apps.trajectories.services.review import needs_rescan, note_published
+from apps.trajectories.services.search import build_search_text, update_search_vector
+from apps.trajectories.services.storage import RawCopy, WrittenFiles
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
 
 logger = logging.getLogger(__name__)
-EVENT_BATCH = 1000
 
 
 @dataclass
@@ -109,85 +84,77 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
     cannot be honoured, SharingRefused / RateLimited for anonymous callers over their limits.
     Per-trajectory problems come back in `errors`, located by line or index.
     """
+    # Options first: a share that cannot be honoured counts against no limit.
+    validate_options(options)
     anonymous = user is None or not user.is_authenticated
     if anonymous:
         user = None
         anonymous_share_check(options.client_ip)
-    _validate_options(options)
 
     value, lines = _decode(data)
     result = parse_document(
         value, format=options.format or None, limits=ingest_limits(), lines=lines
     )
+    # Each record's raw copy, cut where the importer read it; the parsed JSON goes with them.
+    raw_copies = storage.raw_copies(data, value, result.items)
+    del value
 
-    text_lines: list[str] | None = None
-    single = len(result.items) == 1 and not lines
-    stored: list[StoredTrajectory] = []
-    errors: list[dict] = []
-    warnings: list[dict] = []
+    outcome = IngestResult(stored=[], errors=[])
     email_checked = False
-    for index, item in enumerate(result.items):
-        if item.error is not None or item.trajectory is None:
+    for item, raw in zip(result.items, raw_copies, strict=True):
+        if raw is None or item.trajectory is None:
             error = item.error or FormatError("no trajectory found", item.where)
-            errors.append({"where": error.where or item.where, "message": error.message})
+            outcome.errors.append({"where": error.where or item.where, "message": error.message})
             continue
-        canonical = item.trajectory
-        # The raw copy of the record this trajectory came from, compressed at once: big uploads
-        # should not hold the parsed JSON, a re-serialised copy and the compressed one together.
-        raw: _RawCopy | None
-        if lines:
-            if text_lines is None:
-                text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
-            number, record = value[index]
-            value[index] = None
-            raw = _compress_raw([text_lines[number - 1].encode("utf-8")])
-        elif single:
-            record, value = value, None
-            raw = None if _is_share_envelope(record) else _compress_raw([data])
-        else:
-            record = value[index] if isinstance(value, list) and index < len(value) else value
-            if isinstance(value, list) and index < len(value):
-                value[index] = None
-            raw = None if _is_share_envelope(record) else _compress_raw([orjson.dumps(record)])
-        if raw is None or _is_share_envelope(record):
-            raw = _compress_raw(_share_payload_chunks(record))
-        del record
-
-        email = normalize_email(options.email or canonical.email) if user is None else ""
+        email = normalize_email(options.email or item.trajectory.email) if user is None else ""
         if user is None and email and not email_checked:
             email_share_check(email)
             email_checked = True
-        left_out = [
-            {
-                "where": f"{item.where}, {w['where']}" if item.where else w["where"],
-                "message": w["message"],
-            }
-            for w in canonical.warnings
-        ]
-        try:
-            stored.append(
-                _store_one(
-                    canonical=canonical,
-                    raw=raw,
-                    user=user,
-                    email=email,
-                    options=options,
-                    # Records of one upload are distinct entries, never updates of each other.
-                    exclude=[item.trajectory.pk for item in stored],
-                )
+        _ingest_item(item, raw, user=user, email=email, options=options, outcome=outcome)
+    return outcome
+
+
+def _ingest_item(
+    item: ImportItem,
+    raw: RawCopy,
+    *,
+    user: User | None,
+    email: str,
+    options: ShareOptions,
+    outcome: IngestResult,
+) -> None:
+    """Store one trajectory of the upload; its warnings, or its error, go to `outcome`."""
+    canonical = item.trajectory
+    assert canonical is not None
+    left_out = [
+        {
+            "where": f"{item.where}, {w['where']}" if item.where else w["where"],
+            "message": w["message"],
+        }
+        for w in canonical.warnings
+    ]
+    try:
+        outcome.stored.append(
+            _store_one(
+                canonical=canonical,
+                raw=raw,
+                user=user,
+                email=email,
+                options=options,
+                # Records of one upload are distinct entries, never updates of each other.
+                exclude=[stored.trajectory.pk for stored in outcome.stored],
             )
-            warnings.extend(left_out)
-            del canonical, raw
-        except FormatError as exc:
-            errors.append({"where": exc.where or item.where, "message": exc.message})
-        except DataError as exc:
-            # A value the database refuses that the checks above did not catch: report it for
-            # this trajectory rather than failing the whole upload. (Nothing of it was stored.)
-            logger.warning("ingest: database refused a trajectory: %s", type(exc).__name__)
-            errors.append(
-                {"where": item.where, "message": "the database refused a value in this trajectory"}
-            )
-    return IngestResult(stored=stored, errors=errors, warnings=warnings)
+        )
+        outcome.warnings.extend(left_out)
+    except FormatError as exc:
+        outcome.errors.append({"where": exc.where or item.where, "message": exc.message})
+    except DataError as exc:
+        # A value the database refuses that the checks above did not catch: report it for
+        # this trajectory rather than failing the whole upload. (Nothing of it was stored.)
+        logger.warning("ingest: database refused a trajectory: %s", type(exc).__name__)
+        outcome.errors.append(
+            {"where": item.where, "message": "the database refused a value in this trajectory"}
+        )
 
 
 def _decode(data: bytes) -> tuple[Any, bool]:
@@ -201,7 +168,9 @@ def _decode(data: bytes) -> tuple[Any, bool]:
     return decode_json(data)
 
 
-def _validate_options(options: ShareOptions) -> None:
+def validate_options(options: ShareOptions) -> None:
+    """The one authority on share options (the API passes them on as sent, beyond their types):
+    InvalidShare naming the field whose value cannot be honoured."""
     if options.visibility not in Visibility.values:
         raise InvalidShare(
             f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
@@ -209,45 +178,27 @@ def _validate_options(options: ShareOptions) -> None:
     if options.polarity and options.polarity not in Polarity.values:
         raise InvalidShare(f"polarity must be one of {', '.join(Polarity.values)}", "polarity")
     if options.visibility == Visibility.PUBLIC and not options.license_agreed:
-        raise InvalidShare(
-            f"a public trajectory must agree to the site's licence ({settings.TRAJHUB_LICENSE}): "
-            "send license_agreed=true",
-            "license_agreed",
-        )
+        raise license_not_agreed()
     if len(options.session_id) > 200:
         raise InvalidShare("session_id is longer than 200 characters", "session_id")
     if len(options.title) > 300:
         raise InvalidShare("title is longer than 300 characters", "title")
 
 
-def _totals(canonical: CanonicalTrajectory, prepared: _Prepared) -> dict[str, Any]:
-    stamps = [event.timestamp for event in prepared.events if event.timestamp is not None]
-    tokens = canonical.metadata.get("total_tokens")
-    cost = canonical.metadata.get("total_cost")
-    return {
-        "started_at": min(stamps) if stamps else None,
-        "ended_at": max(stamps) if stamps else None,
-        "total_tokens": tokens
-        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
-        else None,
-        "total_cost": float(cost)
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool)
-        else None,
-    }
-
-
 def _store_one(
     *,
     canonical: CanonicalTrajectory,
-    raw: _RawCopy,
+    raw: RawCopy,
     user: User | None,
     email: str,
     options: ShareOptions,
-    exclude: list[int] | None = None,
+    exclude: list[int],
 ) -> StoredTrajectory:
-    written = _WrittenFiles()
+    written = WrittenFiles()
     try:
-        prepared = _prepare_events(canonical.events, canonical.metadata, _image_writer(written))
+        prepared = events.prepare(
+            canonical.events, canonical.metadata, storage.image_writer(written)
+        )
         with transaction.atomic():
             stored = _store_in_transaction(
                 canonical=canonical,
@@ -257,7 +208,7 @@ def _store_one(
                 email=email,
                 options=options,
                 written=written,
-                exclude=exclude or [],
+                exclude=exclude,
             )
     except BaseException:
         written.cleanup()
@@ -265,39 +216,93 @@ def _store_one(
     return stored
 
 
+@dataclass
+class _Share:
+    """One trajectory of an upload on its way in: what was sent, and what it continues."""
+
+    canonical: CanonicalTrajectory
+    prepared: PreparedEvents
+    raw: RawCopy
+    user: User | None
+    options: ShareOptions
+    written: WrittenFiles
+    match: Match
+    fields: dict[str, Any]  # the columns the share sets, whichever row it lands in
+    password: str | None  # anonymous: a new deletion password, shown once
+
+
 def _store_in_transaction(
     *,
     canonical: CanonicalTrajectory,
-    prepared: _Prepared,
-    raw: _RawCopy,
+    prepared: PreparedEvents,
+    raw: RawCopy,
     user: User | None,
     email: str,
     options: ShareOptions,
-    written: _WrittenFiles,
+    written: WrittenFiles,
     exclude: list[int],
 ) -> StoredTrajectory:
-    scope_qs, scope_key = _scope(user, email)
-    if scope_qs is not None and exclude:
-        scope_qs = scope_qs.exclude(pk__in=exclude)
-    # Signed in, the account vouches for any session id, the file's own included. Anonymously
-    # only one the client sent counts: one an importer derives from the content (an evaluation
-    # row's instance id) is known to anyone who has the file.
-    if user is None:
-        session = session_digest(options.session_id)
+    session = _session(canonical, options, anonymous=user is None)
+    share = _Share(
+        canonical=canonical,
+        prepared=prepared,
+        raw=raw,
+        user=user,
+        options=options,
+        written=written,
+        match=continued_share(
+            user=user, email=email, session=session, prepared=prepared, exclude=exclude
+        ),
+        fields=_shared_fields(canonical, prepared, options),
+        password=new_deletion_password() if user is None else None,
+    )
+    if share.match.how == "contained":
+        return _keep_contained(share)
+    share.fields.update(
+        num_events=len(prepared.events),
+        num_bytes=raw.size,
+        head_fingerprint=prepared.head,
+        chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
+        raw_sha256=raw.sha256,
+        client_session_id=session,
+        **events.totals(canonical, prepared),
+    )
+    title = clip(options.title or canonical.title, 300)
+    old_images: list[int] = []
+    if share.match.existing is None:
+        trajectory, first_new = _store_new(share, title, email), 0
     else:
-        session = session_digest(options.session_id or canonical.session_id[:200])
-    match = _Match()
-    if scope_qs is not None:
-        _advisory_lock(f"{scope_key}|{session or prepared.head}")
-        match = _find_continued(scope_qs, session, prepared, anonymous=user is None)
-        if match.existing is not None:
-            match.existing = (
-                Trajectory.objects.select_for_update().filter(pk=match.existing.pk).first()
-            )
-            if match.existing is None:  # deleted meanwhile: this share starts afresh
-                match.how = ""
-    existing, how = match.existing, match.how
+        trajectory, first_new, old_images = _store_over(share, title)
+    events.insert(trajectory, prepared.events[first_new:])
+    storage.link_images(trajectory, prepared.images)
+    # After the new links: an image the new events use too is no orphan.
+    storage.delete_orphans(old_images)
+    update_search_vector(trajectory)
+    created = share.match.existing is None
+    announce_stored(trajectory.pk, created=created)
+    if not created:
+        # A re-share goes back to pending (and may change visibility): it may leave public().
+        # A new share is pending, outside public() until its scan says otherwise.
+        announce_public_change([trajectory.pk])
+    return StoredTrajectory(trajectory=trajectory, created=created, password=share.password)
 
+
+def _session(canonical: CanonicalTrajectory, options: ShareOptions, *, anonymous: bool) -> str:
+    """The digest of the session id that proves a re-share is the submitter's.
+
+    Signed in, the account vouches for any session id, the file's own included. Anonymously
+    only one the client sent counts: one an importer derives from the content (an evaluation
+    row's instance id) is known to anyone who has the file.
+    """
+    if anonymous:
+        return session_digest(options.session_id)
+    return session_digest(options.session_id or canonical.session_id[:200])
+
+
+def _shared_fields(
+    canonical: CanonicalTrajectory, prepared: PreparedEvents, options: ShareOptions
+) -> dict[str, Any]:
+    """The columns a share sets from its options and its file (the options win)."""
     public = options.visibility == Visibility.PUBLIC or canonical.permissions == "public"
     agreed = options.license_agreed or canonical.permissions == "public"
     polarity = options.polarity or canonical.polarity or Polarity.NONE
@@ -309,116 +314,101 @@ def _store_in_transaction(
         "feedback_text": (options.feedback_text or canonical.feedback_text).replace(
             "\x00", NUL_REPLACEMENT
         ),
-        "source_format": _clip(canonical.source_format, 40),
-        "agent": _clip(canonical.agent, 100),
-        "model_name": _clip(canonical.model, 200),
-        "agent_version": _clip(canonical.agent_version, 100),
+        "source_format": clip(canonical.source_format, 40),
+        "agent": clip(canonical.agent, 100),
+        "model_name": clip(canonical.model, 200),
+        "agent_version": clip(canonical.agent_version, 100),
         "metadata": prepared.metadata,
-        "raw_filename": _clip(options.filename, 255),
-        "raw_content_type": _clip(options.content_type, 100),
+        "raw_filename": clip(options.filename, 255),
+        "raw_content_type": clip(options.content_type, 100),
     }
     if agreed:
         fields["license"] = settings.TRAJHUB_LICENSE
-    password = new_deletion_password() if user is None else None
+    return fields
 
-    if how == "contained":
-        # The stored trajectory already holds everything this share sends: keep the longer one.
-        assert existing is not None  # "contained" is only ever said of a row that exists
-        trajectory = existing
-        fields = {k: v for k, v in fields.items() if k in ("visibility", "polarity", "license")}
-        if options.feedback_text or canonical.feedback_text:
-            fields["feedback_text"] = options.feedback_text or canonical.feedback_text
-        if _needs_rescan(trajectory, fields):
-            fields["review_state"] = ReviewState.PENDING
-        for name, value in fields.items():
-            setattr(trajectory, name, value)
-        if password:
-            trajectory.deletion_password_hashes = [
-                *trajectory.deletion_password_hashes,
-                hash_deletion_password(password),
-            ]
-        trajectory.save()
-        _note_published(trajectory)
-        _on_commit_stored(trajectory.pk, created=False)
-        announce_public_change([trajectory.pk])  # its visibility or review state may have moved
-        return StoredTrajectory(trajectory=trajectory, created=False, password=password)
 
-    title = _clip(options.title or canonical.title, 300)
-    fields.update(
-        num_events=len(prepared.events),
-        num_bytes=raw.size,
-        head_fingerprint=prepared.head,
-        chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
-        raw_sha256=raw.sha256,
-        client_session_id=session,
-        **_totals(canonical, prepared),
+def _add_password(trajectory: Trajectory, password: str | None) -> None:
+    if password:
+        trajectory.deletion_password_hashes = [
+            *trajectory.deletion_password_hashes,
+            hash_deletion_password(password),
+        ]
+
+
+def _keep_contained(share: _Share) -> StoredTrajectory:
+    """The stored trajectory already holds everything this share sends: keep the longer one,
+    with the share's visibility, polarity, licence and feedback."""
+    trajectory = share.match.existing
+    assert trajectory is not None  # "contained" is only ever said of a row that exists
+    fields = {k: v for k, v in share.fields.items() if k in ("visibility", "polarity", "license")}
+    if share.options.feedback_text or share.canonical.feedback_text:
+        fields["feedback_text"] = share.options.feedback_text or share.canonical.feedback_text
+    if needs_rescan(trajectory, fields):
+        fields["review_state"] = ReviewState.PENDING
+    for name, value in fields.items():
+        setattr(trajectory, name, value)
+    _add_password(trajectory, share.password)
+    trajectory.save()
+    note_published(trajectory)
+    announce_stored(trajectory.pk, created=False)
+    announce_public_change([trajectory.pk])  # its visibility or review state may have moved
+    return StoredTrajectory(trajectory=trajectory, created=False, password=share.password)
+
+
+def _store_new(share: _Share, title: str, email: str) -> Trajectory:
+    """A new row for a share that continues nothing (it may join the chain it extends)."""
+    user = share.user
+    trajectory = Trajectory(
+        owner=user, contact_email=email if user is None else "", title=title, **share.fields
     )
-    created = existing is None
-    old_images: list[int] = []
-    if existing is None:
-        trajectory = Trajectory(
-            owner=user, contact_email=email if user is None else "", title=title, **fields
-        )
-        if match.chain_of is not None:
-            trajectory.chain_key = _join_chain(match.chain_of)
-        if password:
-            trajectory.deletion_password_hashes = [hash_deletion_password(password)]
-        trajectory.search_text = _search_text(title, (e.text for e in prepared.events), None)
-        trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
-        trajectory.save()
-        first_new = 0
-    else:
-        trajectory = existing
-        old_raw = trajectory.raw_path
-        for name, value in fields.items():
-            setattr(trajectory, name, value)
-        if options.title or not trajectory.title or user is None:
-            # Anonymously, continuing a share proves only the email and its events (which a
-            # public share shows anyone): keep nothing of the stored one they did not send (its
-            # title may hold what the public page redacts, and their password would open it).
-            trajectory.title = title
-        if trajectory.review_state not in (ReviewState.REJECTED, ReviewState.HIDDEN):
-            # New content has not been scanned: it waits for the scan like a new share.
-            trajectory.review_state = ReviewState.PENDING
-        if password:
-            trajectory.deletion_password_hashes = [
-                *trajectory.deletion_password_hashes,
-                hash_deletion_password(password),
-            ]
-        trajectory.search_text = _search_text(
-            trajectory.title, (e.text for e in prepared.events), trajectory.redactions
-        )
-        trajectory.raw_path = _write_raw(raw, trajectory.share_id, written)
-        # New events and title: the redaction index waits for the scan that follows (or the
-        # sweep); until then every surface reads the full map.
-        trajectory.indexed_at = None
-        trajectory.save()
-        if how == "extends":
-            # The stored events are a prefix of the new ones: only the rest needs writing.
-            first_new = Event.objects.filter(trajectory=trajectory).count()
-        else:
-            Event.objects.filter(trajectory=trajectory).delete()
-            old_images = list(
-                TrajectoryImage.objects.filter(trajectory=trajectory).values_list(
-                    "image_id", flat=True
-                )
-            )
-            TrajectoryImage.objects.filter(trajectory=trajectory).delete()
-            first_new = 0
-        if old_raw and old_raw != trajectory.raw_path:
-            transaction.on_commit(lambda: _delete_quietly(_storage(), old_raw))
+    if share.match.chain_of is not None:
+        trajectory.chain_key = _join_chain(share.match.chain_of)
+    _add_password(trajectory, share.password)
+    trajectory.search_text = build_search_text(title, (e.text for e in share.prepared.events), None)
+    trajectory.raw_path = storage.write_raw(share.raw, trajectory.share_id, share.written)
+    trajectory.save()
+    return trajectory
 
-    _insert_events(trajectory, prepared.events[first_new:])
-    _link_images(trajectory, prepared.images)
-    if old_images:
-        _delete_orphan_images(old_images)
-    _update_search_vector(trajectory)
-    _on_commit_stored(trajectory.pk, created=created)
-    if not created:
-        # A re-share goes back to pending (and may change visibility): it may leave public().
-        # A new share is pending, outside public() until its scan says otherwise.
-        announce_public_change([trajectory.pk])
-    return StoredTrajectory(trajectory=trajectory, created=created, password=password)
+
+def _store_over(share: _Share, title: str) -> tuple[Trajectory, int, list[int]]:
+    """The stored trajectory a share continues, with the share's content: the events it extends
+    kept, or all of them replaced. Returns it, the position of its first event to insert and
+    the images its replaced events used (orphans, unless the new events use them too)."""
+    trajectory = share.match.existing
+    assert trajectory is not None
+    old_raw = trajectory.raw_path
+    for name, value in share.fields.items():
+        setattr(trajectory, name, value)
+    if share.options.title or not trajectory.title or share.user is None:
+        # Anonymously, continuing a share proves only the email and its events (which a
+        # public share shows anyone): keep nothing of the stored one they did not send (its
+        # title may hold what the public page redacts, and their password would open it).
+        trajectory.title = title
+    if trajectory.review_state not in (ReviewState.REJECTED, ReviewState.HIDDEN):
+        # New content has not been scanned: it waits for the scan like a new share.
+        trajectory.review_state = ReviewState.PENDING
+    _add_password(trajectory, share.password)
+    trajectory.search_text = build_search_text(
+        trajectory.title, (e.text for e in share.prepared.events), trajectory.redactions
+    )
+    trajectory.raw_path = storage.write_raw(share.raw, trajectory.share_id, share.written)
+    # New events and title: the redaction index waits for the scan that follows (or the
+    # sweep); until then every surface reads the full map.
+    trajectory.indexed_at = None
+    trajectory.save()
+    first_new, old_images = 0, []
+    if share.match.how == "extends":
+        # The stored events are a prefix of the new ones: only the rest needs writing.
+        first_new = Event.objects.filter(trajectory=trajectory).count()
+    else:
+        Event.objects.filter(trajectory=trajectory).delete()
+        old_images = list(
+            TrajectoryImage.objects.filter(trajectory=trajectory).values_list("image_id", flat=True)
+        )
+        TrajectoryImage.objects.filter(trajectory=trajectory).delete()
+    if old_raw and old_raw != trajectory.raw_path:
+        storage.delete_on_commit(old_raw)
+    return trajectory, first_new, old_images
 
 
 def _join_chain(earlier: Trajectory) -> str:
@@ -431,53 +421,3 @@ def _join_chain(earlier: Trajectory) -> str:
         Trajectory.objects.filter(pk=earlier.pk).values_list("chain_key", flat=True).first()
         or earlier.share_id
     )
-
-
-def _insert_events(trajectory: Trajectory, events: list[_PreparedEvent]) -> None:
-    if not events:
-        return
-    if connection.vendor == "postgresql":
-        _copy_events(trajectory.pk, events)
-        return
-    for start in range(0, len(events), EVENT_BATCH):
-        Event.objects.bulk_create(
-            [
-                Event(
-                    trajectory=trajectory,
-                    position=event.position,
-                    original_id=event.original_id,
-                    timestamp=event.timestamp,
-                    source=event.source,
-                    kind=event.kind,
-                    type=event.type,
-                    cause=event.cause,
-                    text=event.text,
-                    data=event.data,
-                )
-                for event in events[start : start + EVENT_BATCH]
-            ]
-        )
-
-
-def _copy_events(trajectory_id: int, events: list[_PreparedEvent]) -> None:
-    """One COPY for all rows: several times faster than INSERTs for big trajectories."""
-    table = connection.ops.quote_name(Event._meta.db_table)
-    columns = ("trajectory_id", *EVENT_FIELDS)
-    sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(sql) as copy:
-            for event in events:
-                copy.write_row(
-                    (
-                        trajectory_id,
-                        event.position,
-                        event.original_id,
-                        event.timestamp,
-                        event.source,
-                        event.kind,
-                        event.type,
-                        event.cause,
-                        event.text,
-                        event.data_json.decode("utf-8"),
-                    )
-                )

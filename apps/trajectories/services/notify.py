@@ -12,15 +12,45 @@ from django.db import transaction
 from django.dispatch import Signal
 
 from apps.trajectories.models import Trajectory
-from apps.trajectories.signals import public_set_changed, trajectory_stored
+from apps.trajectories.signals import (
+    public_set_changed,
+    redaction_index_stale,
+    trajectory_deleted,
+    trajectory_stored,
+)
 
 logger = logging.getLogger(__name__)
 
 
-def _on_commit_stored(pk: int, *, created: bool) -> None:
+def announce_stored(pk: int, *, created: bool) -> None:
+    """Say, once the current transaction commits, that this trajectory was stored (created, or
+    its content changed): moderation queues its scan."""
     transaction.on_commit(
         lambda: _send_robust(trajectory_stored, trajectory_id=pk, created=created)
     )
+
+
+def announce_deleted(
+    *, share_id: str, was_public: bool, reason: str, actor_id: int | None, actor_username: str
+) -> None:
+    """Say, once the current transaction commits, that this trajectory was deleted."""
+    transaction.on_commit(
+        lambda: _send_robust(
+            trajectory_deleted,
+            share_id=share_id,
+            was_public=was_public,
+            reason=reason,
+            actor_id=actor_id,
+            actor_username=actor_username,
+        )
+    )
+
+
+def announce_redaction_index_stale(pk: int) -> None:
+    """Say, once the current transaction commits, that this trajectory's redaction index must be
+    rebuilt (its title or feedback changed): the trajectories app queues the rebuild (a task:
+    with very many redactions it takes seconds). A broker that is down leaves it to the sweep."""
+    transaction.on_commit(lambda: _send_robust(redaction_index_stale, trajectory_id=pk))
 
 
 def announce_public_change(ids: Iterable[int]) -> None:

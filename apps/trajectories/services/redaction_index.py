@@ -52,7 +52,7 @@ from django.utils import timezone
 
 from apps.trajectories.dropped import IMAGE_REMOVED
 from apps.trajectories.models import Event, Trajectory
-from apps.trajectories.redaction import Matcher, redactor
+from apps.trajectories.redaction import Matcher, Redact, redactor
 from apps.trajectories.rendering.text import clean_terminal
 from apps.trajectories.selectors.redactions import (
     OWN_STRINGS,
@@ -219,46 +219,7 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
             redactions=None, redacted_text=None, index_digest=None
         )
     else:
-        # Every event's entries (NULL: none), redacted text and digest, written where they
-        # differ from the row's: a map that gained or lost a few entries (a rescan after a
-        # rules upgrade, a moderator's redaction) rewrites the events they are in, not all.
-        rows = (
-            Event.objects.filter(trajectory_id=trajectory_id)
-            .order_by("position")
-            .only(
-                "pk",
-                "original_id",
-                "cause",
-                "text",
-                "data",
-                "redactions",
-                "redacted_text",
-                "index_digest",
-            )
-            .iterator(chunk_size=BATCH)
-        )
-        changed: list[tuple[str | None, str | None, str, int]] = []
-        for event in rows:
-            found = gather.own(
-                iter((event.text, event.original_id, event.cause, *_json_views(event.data)))
-            )
-            redacted = redact(event.text) if found else event.text
-            text = redacted if redacted != event.text else None
-            digest = event_digest(event)
-            if (
-                event.index_digest == digest
-                and (event.redactions or None) == (found or None)
-                and event.redacted_text == text
-            ):
-                continue
-            changed.append(
-                (orjson.dumps(found).decode() if found else None, text, digest, event.pk)
-            )
-            if len(changed) >= BATCH:
-                _write_events(changed)
-                changed = []
-        if changed:
-            _write_events(changed)
+        _index_events(trajectory_id, gather, redact)
     own = gather.own(_own_strings(trajectory))
     shown = shown_values(_raw_shown(trajectory), own, emails)
     Trajectory.objects.filter(pk=trajectory_id).update(
@@ -273,6 +234,47 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
         indexed_at=timezone.now(),
     )
     return True
+
+
+def _index_events(trajectory_id: int, gather: _Gatherer, redact: Redact) -> None:
+    """Every event's entries (NULL: none), redacted text and digest, written where they differ
+    from the row's: a map that gained or lost a few entries (a rescan after a rules upgrade, a
+    moderator's redaction) rewrites the events they are in, not all."""
+    rows = (
+        Event.objects.filter(trajectory_id=trajectory_id)
+        .order_by("position")
+        .only(
+            "pk",
+            "original_id",
+            "cause",
+            "text",
+            "data",
+            "redactions",
+            "redacted_text",
+            "index_digest",
+        )
+        .iterator(chunk_size=BATCH)
+    )
+    changed: list[tuple[str | None, str | None, str, int]] = []
+    for event in rows:
+        found = gather.own(
+            iter((event.text, event.original_id, event.cause, *_json_views(event.data)))
+        )
+        redacted = redact(event.text) if found else event.text
+        text = redacted if redacted != event.text else None
+        digest = event_digest(event)
+        if (
+            event.index_digest == digest
+            and (event.redactions or None) == (found or None)
+            and event.redacted_text == text
+        ):
+            continue
+        changed.append((orjson.dumps(found).decode() if found else None, text, digest, event.pk))
+        if len(changed) >= BATCH:
+            _write_events(changed)
+            changed = []
+    if changed:
+        _write_events(changed)
 
 
 def _contributor_emails(trajectory: Trajectory) -> tuple[str, str]:

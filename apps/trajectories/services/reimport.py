@@ -25,17 +25,11 @@ from django.utils import timezone
 from apps.trajectories.importers import FormatError, parse
 from apps.trajectories.importers.base import CanonicalTrajectory
 from apps.trajectories.models import Event, Image, ReviewState, Trajectory, TrajectoryImage
-from apps.trajectories.services.ingest import _insert_events, _totals
-from apps.trajectories.services.notify import _on_commit_stored, announce_public_change
-from apps.trajectories.services.prepare import _prepare_events, _Prepared
+from apps.trajectories.services import events, storage
+from apps.trajectories.services.events import PreparedEvents
+from apps.trajectories.services.notify import announce_public_change, announce_stored
 from apps.trajectories.services.search import trajectory_search_refresh
-from apps.trajectories.services.storage import (
-    _delete_orphan_images,
-    _image_writer,
-    _link_images,
-    _WrittenFiles,
-    raw_read,
-)
+from apps.trajectories.services.storage import WrittenFiles, raw_read
 
 
 @dataclass(frozen=True)
@@ -65,11 +59,11 @@ def trajectory_reimport(*, trajectory: Trajectory) -> ReimportOutcome:
         why = str(result.errors[0].error) if result.errors else "no trajectory in it"
         return ReimportOutcome(trajectory.share_id, f"not importable: {why}")
     canonical = result.trajectories[0]
-    written = _WrittenFiles()
+    written = WrittenFiles()
     try:
         # As ingest does: images out of the events into storage (content-addressed, so those
         # stored before are found, not written again), data serialised, NULs replaced.
-        prepared = _prepare_events(canonical.events, canonical.metadata, _store_image(written))
+        prepared = events.prepare(canonical.events, canonical.metadata, _store_image(written))
         with transaction.atomic():
             status = _apply(trajectory.pk, canonical, prepared)
     except BaseException:
@@ -80,10 +74,10 @@ def trajectory_reimport(*, trajectory: Trajectory) -> ReimportOutcome:
     return ReimportOutcome(trajectory.share_id, status)
 
 
-def _store_image(written: _WrittenFiles) -> Callable[[str, bytes, str], None]:
+def _store_image(written: WrittenFiles) -> Callable[[str, bytes, str], None]:
     """Ingest's image writer, except for images a moderator dropped: the raw upload still holds
     their bytes, and re-importing must not put them back into storage."""
-    store = _image_writer(written)
+    store = storage.image_writer(written)
 
     def guarded(sha: str, blob: bytes, content_type: str) -> None:
         if Image.objects.filter(sha256=sha, dropped_at__isnull=False).exists():
@@ -93,7 +87,7 @@ def _store_image(written: _WrittenFiles) -> Callable[[str, bytes, str], None]:
     return guarded
 
 
-def _events_differ(trajectory_id: int, prepared: _Prepared) -> bool:
+def _events_differ(trajectory_id: int, prepared: PreparedEvents) -> bool:
     """Whether the stored events are not exactly the ones the importer makes now."""
     stored = Event.objects.filter(trajectory_id=trajectory_id).order_by("position")
     count = 0
@@ -111,7 +105,7 @@ def _events_differ(trajectory_id: int, prepared: _Prepared) -> bool:
     return count != len(prepared.events) or stored.count() != len(prepared.events)
 
 
-def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
+def _apply(pk: int, canonical: CanonicalTrajectory, prepared: PreparedEvents) -> str:
     row = (
         Trajectory.objects.select_for_update()
         .filter(pk=pk)
@@ -139,7 +133,7 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
             num_events=len(prepared.events),
             head_fingerprint=prepared.head,
             chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
-            **_totals(canonical, prepared),
+            **events.totals(canonical, prepared),
         )
     Trajectory.objects.filter(pk=pk).update(**fields)
     if events_changed:
@@ -148,11 +142,11 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: _Prepared) -> str:
         )
         Event.objects.filter(trajectory_id=pk).delete()
         TrajectoryImage.objects.filter(trajectory_id=pk).delete()
-        _insert_events(row, prepared.events)
-        _link_images(row, prepared.images)
-        _delete_orphan_images(old_images)
+        events.insert(row, prepared.events)
+        storage.link_images(row, prepared.images)
+        storage.delete_orphans(old_images)
         # From the new events, with the redactions and dropped images applied.
         trajectory_search_refresh(trajectory=row)
-    _on_commit_stored(pk, created=False)
+    announce_stored(pk, created=False)
     announce_public_change([pk])
     return "updated events" if events_changed else "updated"

@@ -15,7 +15,7 @@ from apps.trajectories.redaction import redactor
 SEARCH_TEXT_CHARS = 100_000
 
 
-def _search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | None) -> str:
+def build_search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | None) -> str:
     """Title and event texts, capped, with the trajectory's redactions applied: search must not
     find a trajectory by what its public pages hide (searching an email address would confirm
     that a trajectory contains it). Each text is redacted whole and only then cut: a secret
@@ -32,7 +32,7 @@ def _search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | 
     return "\n".join(parts)[:SEARCH_TEXT_CHARS]
 
 
-def _update_search_vector(trajectory: Trajectory) -> None:
+def update_search_vector(trajectory: Trajectory) -> None:
     """The PostgreSQL search vector: the (redacted) title weighted above the event text."""
     if connection.vendor != "postgresql":
         return
@@ -59,9 +59,9 @@ def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
     )
     # Snippets of search results show this text: references to dropped images go too.
     drop = image_dropper(trajectory.dropped_images)
-    trajectory.search_text = _search_text(
+    trajectory.search_text = build_search_text(
         trajectory.title, (drop(text) for text in texts), trajectory.redactions
     )
     Trajectory.objects.filter(pk=trajectory.pk).update(search_text=trajectory.search_text)
-    _update_search_vector(trajectory)
+    update_search_vector(trajectory)
     return trajectory

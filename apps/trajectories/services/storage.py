@@ -19,8 +19,10 @@ from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from apps.trajectories.importers import split_lines
+from apps.trajectories.importers.base import ImportItem
 from apps.trajectories.models import Image, Trajectory, TrajectoryImage
-from apps.trajectories.services.cleaning import _EXTENSIONS, _ImageStore
+from apps.trajectories.services.events import IMAGE_EXTENSIONS, ImageStore
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +32,7 @@ def _storage() -> Storage:
 
 
 def _image_path(sha: str, content_type: str) -> str:
-    return f"images/{sha[:2]}/{sha}.{_EXTENSIONS.get(content_type, 'bin')}"
+    return f"images/{sha[:2]}/{sha}.{IMAGE_EXTENSIONS.get(content_type, 'bin')}"
 
 
 def raw_read(trajectory: Trajectory) -> bytes:
@@ -47,7 +49,7 @@ def image_read(image: Image) -> bytes:
         return handle.read()
 
 
-class _WrittenFiles:
+class WrittenFiles:
     """Files this ingest wrote: removed again if the transaction that needed them fails."""
 
     def __init__(self) -> None:
@@ -79,7 +81,9 @@ def _delete_quietly(storage: Storage, path: str) -> None:
         logger.warning("could not delete %s from storage", path, exc_info=True)
 
 
-def _image_writer(written: _WrittenFiles) -> _ImageStore:
+def image_writer(written: WrittenFiles) -> ImageStore:
+    """Where prepared events put their images: content-addressed files, each written once (and
+    listed in `written`, to be removed again if the ingest fails)."""
     storage = _storage()
 
     def store(sha: str, blob: bytes, content_type: str) -> None:
@@ -91,8 +95,14 @@ def _image_writer(written: _WrittenFiles) -> _ImageStore:
     return store
 
 
+def delete_on_commit(path: str) -> None:
+    """Delete a stored file (a raw copy a re-share or a deletion replaced) once the transaction
+    commits; a storage hiccup leaves an orphan for the sweep, never an error."""
+    transaction.on_commit(lambda: _delete_quietly(_storage(), path))
+
+
 @dataclass
-class _RawCopy:
+class RawCopy:
     """A raw upload, already compressed: its size and hash are those of the original bytes."""
 
     compressed: bytes
@@ -100,7 +110,41 @@ class _RawCopy:
     sha256: str
 
 
-def _compress_raw(chunks: Iterable[bytes]) -> _RawCopy:
+def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[RawCopy | None]:
+    """The raw copy of each item's record (None for an item in error), cut where the importer
+    read it: its line (JSON Lines), its element (an array of records), else the whole upload.
+    A share payload is stored without its envelope's email and any token.
+
+    Each copy is compressed at once and its record let go from `document`: big uploads should
+    not hold the parsed JSON, a re-serialised copy and the compressed one together.
+    """
+    whole = len(items) == 1 and items[0].line is None
+    text_lines: list[str] | None = None
+    for item in items:
+        if item.error is not None or item.trajectory is None:
+            yield None
+            continue
+        chunks: Iterable[bytes]
+        if whole or item.index is None:
+            record, document = document, None
+            chunks = [data]
+        elif item.line is not None:
+            if text_lines is None:
+                text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
+            _, record = document[item.index]
+            document[item.index] = None
+            chunks = [text_lines[item.line - 1].encode("utf-8")]
+        else:
+            record = document[item.index]
+            document[item.index] = None
+            chunks = [orjson.dumps(record)]
+        if _is_share_envelope(record):
+            chunks = _share_payload_chunks(record)
+        del record
+        yield _compress_raw(chunks)
+
+
+def _compress_raw(chunks: Iterable[bytes]) -> RawCopy:
     compressor = zstandard.ZstdCompressor(level=3).compressobj()
     digest = hashlib.sha256()
     size = 0
@@ -110,10 +154,11 @@ def _compress_raw(chunks: Iterable[bytes]) -> _RawCopy:
         size += len(chunk)
         parts.append(compressor.compress(chunk))
     parts.append(compressor.flush())
-    return _RawCopy(compressed=b"".join(parts), size=size, sha256=digest.hexdigest())
+    return RawCopy(compressed=b"".join(parts), size=size, sha256=digest.hexdigest())
 
 
-def _write_raw(raw: _RawCopy, share_id: str, written: _WrittenFiles) -> str:
+def write_raw(raw: RawCopy, share_id: str, written: WrittenFiles) -> str:
+    """Store a raw copy under the trajectory's share id; its path (listed in `written`)."""
     name = f"raw/{share_id[:2]}/{share_id}/{secrets.token_hex(8)}.zst"
     saved = _storage().save(name, ContentFile(raw.compressed))
     written.raw.append(saved)
@@ -153,7 +198,9 @@ def _is_share_envelope(record: Any) -> bool:
     )
 
 
-def _link_images(trajectory: Trajectory, images: dict[str, tuple[int, str]]) -> None:
+def link_images(trajectory: Trajectory, images: dict[str, tuple[int, str]]) -> None:
+    """The Image rows of images prepared events wrote (sha -> (size, type)), linked to
+    `trajectory` (rows that exist already are reused)."""
     if not images:
         return
     Image.objects.bulk_create(
@@ -175,7 +222,7 @@ def _link_images(trajectory: Trajectory, images: dict[str, tuple[int, str]]) -> 
     )
 
 
-def _delete_orphan_images(image_ids: list[int]) -> None:
+def delete_orphans(image_ids: list[int]) -> None:
     """Of `image_ids`, delete those no trajectory refers to any more (rows now, files on commit)."""
     if not image_ids:
         return

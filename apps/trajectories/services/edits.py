@@ -1,13 +1,12 @@
-"""Changes after a trajectory is stored: what the owner may update, and deletion."""
+"""Edits of a stored trajectory: what the owner may update, and deletion (by its owner,
+staff, the password holder, an email link, an account's erasure)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from apps.trajectories.models import (
     Polarity,
@@ -17,16 +16,17 @@ from apps.trajectories.models import (
     TrajectoryImage,
     Visibility,
 )
-from apps.trajectories.services.cleaning import NUL_REPLACEMENT
-from apps.trajectories.services.errors import InvalidShare
+from apps.trajectories.services.errors import InvalidShare, license_not_agreed
+from apps.trajectories.services.events import NUL_REPLACEMENT
 from apps.trajectories.services.notify import (
-    _on_commit_stored,
-    _send_robust,
+    announce_deleted,
     announce_public_change,
+    announce_redaction_index_stale,
+    announce_stored,
 )
+from apps.trajectories.services.review import needs_rescan, note_published
 from apps.trajectories.services.search import trajectory_search_refresh
-from apps.trajectories.services.storage import _delete_orphan_images, _delete_quietly, _storage
-from apps.trajectories.signals import trajectory_deleted
+from apps.trajectories.services.storage import delete_on_commit, delete_orphans
 
 UPDATABLE = ("visibility", "title", "polarity", "feedback_text", "license_agreed", "license")
 
@@ -53,11 +53,7 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
                 f"visibility must be one of {', '.join(Visibility.values)}", "visibility"
             )
         if visibility == Visibility.PUBLIC and not trajectory.license:
-            raise InvalidShare(
-                f"a public trajectory must agree to the site's licence "
-                f"({settings.TRAJHUB_LICENSE}): send license_agreed=true",
-                "license_agreed",
-            )
+            raise license_not_agreed()
         trajectory.visibility = visibility
         changed.append("visibility")
     if "polarity" in fields:
@@ -78,7 +74,7 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
         )
         changed.append("feedback_text")
     if changed:
-        rescan = _needs_rescan(trajectory, {name: getattr(trajectory, name) for name in changed})
+        rescan = needs_rescan(trajectory, {name: getattr(trajectory, name) for name in changed})
         if rescan:
             trajectory.review_state = ReviewState.PENDING
             changed.append("review_state")
@@ -88,63 +84,17 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
             trajectory.indexed_at = None
             changed.append("indexed_at")
         trajectory.save(update_fields=[*changed, "updated_at"])
-        _note_published(trajectory)
+        note_published(trajectory)
         if "title" in changed:
             trajectory_search_refresh(trajectory=trajectory)
         if "indexed_at" in changed:
             # By a task: with very many redactions the rebuild takes seconds.
-            _refresh_redaction_index_later(trajectory.pk)
+            announce_redaction_index_stale(trajectory.pk)
         if rescan:
-            _on_commit_stored(trajectory.pk, created=False)
+            announce_stored(trajectory.pk, created=False)
         if "visibility" in changed or "review_state" in changed:
             announce_public_change([trajectory.pk])
     return trajectory
-
-
-def _refresh_redaction_index_later(pk: int) -> None:
-    from apps.trajectories.tasks import redaction_index_refresh
-
-    # robust: the edit is committed; a broker that is down leaves the index to the sweep.
-    transaction.on_commit(lambda: redaction_index_refresh.delay(pk), robust=True)
-
-
-def _note_published(trajectory: Trajectory) -> None:
-    """Record the first time a trajectory is in public() (made public after its approval; the
-    scan and moderators record it when they approve a public one): from then on its events
-    prove nothing about who shares them (services/dedup.py)."""
-    if trajectory.published_at is None and trajectory.is_public:
-        now = timezone.now()
-        if (
-            Trajectory.objects.filter(pk=trajectory.pk, published_at__isnull=True).update(
-                published_at=now
-            )
-            == 1
-        ):
-            trajectory.published_at = now
-
-
-def _needs_rescan(trajectory: Trajectory, fields: dict[str, Any]) -> bool:
-    """Whether a change must go back through the scan before anyone else sees it.
-
-    New text (title, feedback) has not been scanned; a trajectory made public under
-    pre-moderation must be held. Rejected and hidden ones stay as the moderator left them.
-    """
-    if trajectory.review_state in (ReviewState.REJECTED, ReviewState.HIDDEN, ReviewState.PENDING):
-        return False
-    stored: Mapping[str, Any] = (
-        Trajectory.objects.filter(pk=trajectory.pk)
-        .values("title", "feedback_text", "visibility")
-        .first()
-        or {}
-    )
-    for name in ("title", "feedback_text"):
-        if name in fields and fields[name] != stored.get(name):
-            return True
-    made_public = (
-        fields.get("visibility") == Visibility.PUBLIC
-        and stored.get("visibility") != Visibility.PUBLIC
-    )
-    return made_public and bool(settings.TRAJHUB_PREMODERATION)
 
 
 @transaction.atomic
@@ -171,17 +121,14 @@ def trajectory_delete(
     pk = trajectory.pk
     Trajectory.objects.filter(pk=pk).delete()
     announce_public_change([pk])
-    _delete_orphan_images(image_ids)
+    delete_orphans(image_ids)
     if raw_path:
-        transaction.on_commit(lambda: _delete_quietly(_storage(), raw_path))
-    transaction.on_commit(
-        lambda: _send_robust(
-            trajectory_deleted,
-            share_id=share_id,
-            was_public=was_public,
-            reason=reason,
-            actor_id=actor_id,
-            actor_username=actor_username,
-        )
+        delete_on_commit(raw_path)
+    announce_deleted(
+        share_id=share_id,
+        was_public=was_public,
+        reason=reason,
+        actor_id=actor_id,
+        actor_username=actor_username,
     )
     return tombstone

@@ -492,7 +492,12 @@ def free_port() -> int:
 
 
 def start_server(port: int, workers: int = 1) -> subprocess.Popen:
-    env = {**os.environ, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
+    env = {
+        **os.environ,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # The API's next-page links are built on the site's address: this server's.
+        "TRAJHUB_SITE_URL": f"http://127.0.0.1:{port}",
+    }
     process = subprocess.Popen(
         [
             str(ROOT / ".venv" / "bin" / "gunicorn"),

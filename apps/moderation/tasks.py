@@ -9,8 +9,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
-from apps.moderation import services
 from apps.moderation.locks import RenewedLock
+from apps.moderation.services import mail, scan, sweeps
 from apps.trajectories.models import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def scan_trajectory(trajectory_id: int) -> str | None:
     trajectory = Trajectory.objects.filter(pk=trajectory_id).first()
     if trajectory is None:
         return None
-    result = services.trajectory_scan(trajectory=trajectory)
+    result = scan.trajectory_scan(trajectory=trajectory)
     return result.review_state
 
 
@@ -42,7 +42,7 @@ def scan_sweep() -> int:
         if not held:
             logger.info("scan sweep already running; skipped")
             return 0
-        results = services.pending_scan_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
+        results = sweeps.pending_scan_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
     if results:
         logger.info("scan sweep scanned %d pending trajectories", len(results))
     return len(results)
@@ -56,7 +56,7 @@ def rescan_sweep() -> int:
         if not held:
             logger.info("rescan sweep already running; skipped")
             return 0
-        results = services.rescan_due_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
+        results = sweeps.rescan_due_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
     if results:
         logger.info("rescan sweep rescanned %d trajectories", len(results))
     return len(results)
@@ -70,6 +70,4 @@ def rescan_sweep() -> int:
 )
 def takedown_email(request_id: int, what: str) -> bool:
     """Mail a takedown requester the confirmation link or the outcome (queued on commit)."""
-    from apps.moderation.reports import takedown_mail
-
-    return takedown_mail(request_id=request_id, what=what)
+    return mail.takedown_mail(request_id=request_id, what=what)

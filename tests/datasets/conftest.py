@@ -9,7 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories import demo
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest

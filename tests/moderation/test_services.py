@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied
 
+from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry, Finding
-from apps.moderation.services import (
-    ModerationError,
-    masked_preview,
+from apps.moderation.services.decisions import (
     trajectory_approve,
     trajectory_hide,
     trajectory_reject,
-    trajectory_scan,
 )
+from apps.moderation.services.placeholders import masked_preview
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.redaction import redact_data, redactor
 from tests.moderation import samples as s
@@ -185,17 +185,17 @@ def test_scan_leaves_a_moderators_decision_alone():
 
 def test_stale_scan_writes_nothing(monkeypatch):
     """The trajectory changes while it is being scanned: the scan must not approve old content."""
-    from apps.moderation import services
+    from apps.moderation.services import scan
 
     trajectory = make_trajectory(events=["ls"])
-    real_find = services._find
+    real_find = scan.find_in_trajectory
 
     def find_then_change(scanner, t, *args):
         found = real_find(scanner, t, *args)
         Trajectory.objects.filter(pk=t.pk).update(num_events=2, chain_fingerprint="new")
         return found
 
-    monkeypatch.setattr(services, "_find", find_then_change)
+    monkeypatch.setattr(scan, "find_in_trajectory", find_then_change)
     result = trajectory_scan(trajectory=trajectory)
     assert result.stale and not result.changed
     trajectory.refresh_from_db()

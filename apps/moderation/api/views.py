@@ -1,5 +1,5 @@
 """Reports and takedown requests over the API (/api/v1/trajectories/<id>/reports and
-/takedowns): the same services as the Report and Takedown forms of the site (reports.py), so
+/takedowns): the same services as the Report and Takedown forms of the site (services/reports.py, takedowns.py), so
 the same rate limit per client address, the same holding after enough distinct reporters, the
 same emailed confirmation of a takedown. Anonymous callers are welcome.
 
@@ -19,7 +19,6 @@ from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.moderation import reports
 from apps.moderation.api.serializers import (
     ReportInputSerializer,
     ReportOutputSerializer,
@@ -27,6 +26,8 @@ from apps.moderation.api.serializers import (
     TakedownOutputSerializer,
 )
 from apps.moderation.errors import ModerationError
+from apps.moderation.services import reports, takedowns
+from apps.moderation.services.limits import RateLimited
 from apps.trajectories.api.errors import ApiError
 from apps.trajectories.api.parsers import DepthCheckedJSONParser
 from apps.trajectories.api.serializers import ErrorOutputSerializer
@@ -77,7 +78,7 @@ def _as_api_errors() -> Iterator[None]:
     anything else they refuse a 400 that says why."""
     try:
         yield
-    except reports.RateLimited as error:
+    except RateLimited as error:
         raise Throttled(wait=RETRY_AFTER, detail=str(error)) from None
     except ModerationError as error:
         raise ApiError(str(error)) from None
@@ -142,7 +143,7 @@ class TrajectoryTakedownView(JsonApiView):
         data = TakedownInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         with _as_api_errors():
-            takedown = reports.takedown_request(
+            takedown = takedowns.takedown_request(
                 trajectory=trajectory, client_ip=client_ip(request), **data.validated_data
             )
         body = {

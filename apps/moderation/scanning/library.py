@@ -55,6 +55,8 @@ _KINDS_BY_PREFIX: tuple[tuple[str, str], ...] = (
 _PREFIXES = ("betterleaks.", "kingfisher.", "veles.secrets/", "custom.")
 # Rules that match a whole family of shapes (a password in a URI): a vendor rule wins over them.
 GENERIC_KINDS = frozenset({"url_credentials"})
+# The kinds the library's rule ids are mapped to (the engine prefers them in an overlap).
+MAPPED_KINDS = frozenset(kind for _, kind in _KINDS_BY_PREFIX)
 MAX_KIND = 40
 
 

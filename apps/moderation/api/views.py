@@ -1,7 +1,8 @@
 """Reports and takedown requests over the API (/api/v1/trajectories/<id>/reports and
 /takedowns): the same services as the Report and Takedown forms of the site
 (services/reports.py, services/takedowns.py), so the same rate limit per client address, the
-same holding after enough distinct reporters, the same emailed confirmation of a takedown. Anonymous callers are welcome.
+same holding after enough distinct reporters, the same emailed confirmation of a takedown.
+Anonymous callers are welcome.
 
 Only a trajectory in `public()` can be reported or taken down. One the caller cannot see at all
 answers the same 404 as an unknown id (so private ids do not leak); one the caller can see but

@@ -24,12 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
-from apps.moderation import scanners  # noqa: E402
 from apps.moderation.scanning import rules as hand  # noqa: E402
+from apps.moderation.scanning import scanner as engine  # noqa: E402
 from apps.moderation.scanning.detection import SECRET  # noqa: E402
 
 ORIGINAL = dict(hand.FAMILY)
-_AWS_BARE = scanners.Scanner._aws_bare
+_AWS_BARE = engine.Scanner._aws_bare
 TESTS = ["tests/moderation/test_scanners.py", "tests/moderation/test_scan_attack.py",
          "tests/moderation/test_recall.py"]  # fmt: skip
 
@@ -40,8 +40,8 @@ def disable(names: set[str]) -> None:
         hand.FAMILY[family] = tuple(rule for rule in rules if rule.name not in names)
     hand.candidates.cache_clear()
     hand.compiled_numbers.cache_clear()
-    scanners.Scanner._aws_bare = (lambda *_: None) if "aws_bare" in names else _AWS_BARE  # type: ignore[method-assign]
-    scanners._default_scanner = None
+    engine.Scanner._aws_bare = (lambda *_: None) if "aws_bare" in names else _AWS_BARE  # type: ignore[method-assign]
+    engine._default_scanner = None
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001 - the pytest plugin hook
@@ -54,7 +54,7 @@ def found_samples() -> set[tuple[str, ...]]:
     """Every recall sample the scanner covers whole, as (corpus, place, rule or secret name)."""
     from tests.moderation import test_recall as recall
 
-    scanner = scanners.Scanner()
+    scanner = engine.Scanner()
     out: set[tuple[str, ...]] = set()
     for place in [*recall.PLACES, "wrapped"]:
         for number, (rule, secret) in enumerate(recall.SAMPLES):

@@ -285,7 +285,7 @@ def bench_many_findings(args, client_class, normal: dict[str, float] | None) -> 
     redactions at 20,000), held by the scan past TRAJHUB_SCAN_MAX_DISTINCT, then approved. Its
     page, fragment, find and the list pages, timed next to the 2,000-event page of this run.
     (On main before issue 7's linear redaction its page took 47-61 s.)"""
-    from apps.moderation.services import trajectory_scan
+    from apps.moderation.services.scan import trajectory_scan
     from apps.trajectories.models import Event, Trajectory
     from apps.trajectories.services import trajectory_delete
 

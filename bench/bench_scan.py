@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from apps.moderation import scanners  # noqa: E402
-from apps.moderation.scanners import ScanMemo, Scanner  # noqa: E402
+from apps.moderation.scanning import scanner as engine  # noqa: E402
+from apps.moderation.scanning.scanner import ScanMemo, Scanner  # noqa: E402
 
 FIXTURES = Path(os.environ.get("TRAJHUB_FIXTURES_DIR", ROOT.parent / "shared" / "fixtures"))
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
@@ -121,7 +121,7 @@ def best_of(repeat: int, fn) -> float:
 
 
 def placeholders(found: list[tuple[int, object]]) -> dict[str, str]:
-    """The service's placeholder numbering (apps.moderation.services._placeholders, which needs
+    """The service's placeholder numbering (apps.moderation.services.placeholders, which needs
     Django): one per distinct value a reader sees, numbered per kind in order of appearance."""
     counters: dict[str, int] = {}
     out: dict[str, str] = {}
@@ -147,7 +147,7 @@ def measure(
     def scan_batches() -> None:
         # A new trajectory's phone numbers are new to the process: each run checks them all
         # with phonenumbers again (about 80 us each), as the first scan of a trajectory does.
-        scanners._valid_phone.cache_clear()
+        engine._valid_phone.cache_clear()
         found = []
         memo = ScanMemo()  # one per trajectory, as the scan service keeps it
         for batch in batches:
@@ -155,7 +155,7 @@ def measure(
         placeholders(found)
 
     def scan_joined() -> None:
-        scanners._valid_phone.cache_clear()  # as in scan_batches
+        engine._valid_phone.cache_clear()  # as in scan_batches
         scanner.scan(joined)
 
     def floor_batches(pattern: re.Pattern[str]):

@@ -31,9 +31,9 @@ def scanner_version() -> str:
     each trajectory records the version its last scan ran with."""
     from django.conf import settings
 
-    from apps.moderation import scanners
+    from apps.moderation.scanning import scanner
 
-    return scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
+    return scanner.version(settings.TRAJHUB_SCAN_RULE_CACHE)
 
 
 def stale_scan_q() -> Q:

@@ -328,7 +328,7 @@ FILTER_BATCH = 200
 
 
 def filter_pipeline(run_id: int, config: LLMConfig) -> list[quality.Filter]:
-    from apps.moderation.scanners import scan
+    from apps.moderation.scanning.scanner import scan
 
     kept = list(Example.objects.filter(state=ExampleState.KEPT).values_list("pk", "instruction"))
 

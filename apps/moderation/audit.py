@@ -58,3 +58,31 @@ def audit_record(
         reason=reason,
         details=details or {},
     )
+
+
+def trajectory_deleted_record(
+    *,
+    share_id: str,
+    was_public: bool,
+    reason: str = "",
+    actor_id: int | None = None,
+    actor_username: str = "",
+) -> AuditEntry:
+    """Note a deletion in the audit log (the trajectory and its findings are already gone).
+
+    Who did it comes from the deletion's reason (owner, staff, the holder's password, an email
+    link, an account deletion); the account may be gone by now, its username snapshot is kept.
+    """
+    from apps.accounts.models import User
+
+    actor = User.objects.filter(pk=actor_id).first() if actor_id is not None else None
+    kind = DELETION_ACTORS.get(reason, ActorKind.UNKNOWN)
+    return audit_record(
+        action=AuditAction.DELETED,
+        share_id=share_id,
+        actor_kind=kind,
+        actor=actor,
+        actor_username=actor_username,
+        reason="" if reason in DELETION_ACTORS else reason,
+        details={"was_public": was_public},
+    )

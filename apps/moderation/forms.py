@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from apps.moderation.models import ReportReason
-from apps.moderation.reports import TEXT_LIMIT
+from apps.moderation.services.limits import TEXT_LIMIT
 
 
 class ReportForm(forms.Form):

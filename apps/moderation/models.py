@@ -9,6 +9,9 @@ class FindingCategory(models.TextChoices):
     PERSONAL = "personal", "Personal data"
 
 
+IMAGE_PATH = "image:"  # a finding's path in an image: "image:<sha256>"
+
+
 class Finding(models.Model):
     """A secret or a piece of personal data that the scan found in a trajectory.
 

@@ -24,7 +24,7 @@ def record_deletion(
     actor_username: str = "",
     **kwargs,
 ) -> None:
-    from apps.moderation.services import trajectory_deleted_record
+    from apps.moderation.audit import trajectory_deleted_record
 
     trajectory_deleted_record(
         share_id=share_id,

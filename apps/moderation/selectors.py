@@ -194,8 +194,7 @@ def flagged_images(trajectory_ids: list[int]) -> dict[int, list[str]]:
     """trajectory id -> sha256 of its images that a scan's OCR found something in and that no
     moderator dropped yet (what approving would publish). One query: a drop deletes the
     image's findings, and a rescan does not read a dropped image again."""
-    from apps.moderation.models import Finding
-    from apps.moderation.services import IMAGE_PATH
+    from apps.moderation.models import IMAGE_PATH, Finding
 
     rows = (
         Finding.objects.filter(trajectory_id__in=trajectory_ids, path__startswith=IMAGE_PATH)
@@ -212,8 +211,7 @@ def flagged_images(trajectory_ids: list[int]) -> dict[int, list[str]]:
 
 def images_for_review(trajectory: Trajectory, limit: int = IMAGES_SHOWN) -> list[ImageForReview]:
     """The trajectory's images, those with findings first (two queries)."""
-    from apps.moderation.models import Finding
-    from apps.moderation.services import IMAGE_PATH
+    from apps.moderation.models import IMAGE_PATH, Finding
     from apps.trajectories.models import Image
 
     kinds: dict[str, list[str]] = {}
@@ -236,3 +234,86 @@ def images_for_review(trajectory: Trajectory, limit: int = IMAGES_SHOWN) -> list
         for image in images
     ]
     return sorted(shown, key=lambda shown: (not shown.kinds, shown.dropped_at is not None))
+
+
+# --- The admin's pages --------------------------------------------------------------------------
+
+
+def review_item(pk: Any) -> Trajectory | None:
+    """The trajectory of a queue item's page (with its owner), or None."""
+    return Trajectory.objects.select_related("owner").filter(pk=pk).first()
+
+
+HISTORY_SHOWN = 30
+
+
+def review_details(trajectory: Trajectory) -> dict[str, Any]:
+    """What a queue item's page shows besides the trajectory: the findings in context and their
+    number, the images, the open reports, takedown requests and appeals, the running claim and
+    the latest audit entries (the querysets are read when the page is rendered)."""
+    from apps.moderation.models import (
+        Appeal,
+        AuditEntry,
+        Claim,
+        Finding,
+        Report,
+        TakedownRequest,
+        TakedownState,
+    )
+
+    return {
+        "findings": findings_in_context(trajectory),
+        "images": images_for_review(trajectory),
+        "finding_count": Finding.objects.filter(trajectory=trajectory).count(),
+        "reports": Report.objects.filter(trajectory=trajectory, resolved_at__isnull=True),
+        "takedowns": TakedownRequest.objects.filter(
+            trajectory=trajectory, state=TakedownState.OPEN
+        ),
+        "appeals": Appeal.objects.filter(trajectory=trajectory, resolved_at__isnull=True),
+        "claim": Claim.objects.select_related("moderator")
+        .filter(trajectory=trajectory, expires_at__gt=timezone.now())
+        .first(),
+        "history": AuditEntry.objects.filter(share_id=trajectory.share_id)[:HISTORY_SHOWN],
+    }
+
+
+def takedown_on(trajectory: Trajectory, request_id: str) -> Any:
+    """The takedown request of that id (as posted) on this trajectory, or None."""
+    from apps.moderation.models import TakedownRequest
+
+    return (
+        TakedownRequest.objects.select_related("trajectory")
+        .filter(pk=int(request_id) if request_id.isdigit() else 0, trajectory=trajectory)
+        .first()
+    )
+
+
+def review_states(pks: set[int]) -> QuerySet[Trajectory, tuple[int, str, str]]:
+    """(pk, share_id, review_state) of these trajectories (the bulk actions name rows that left
+    the list meanwhile)."""
+    return Trajectory.objects.filter(pk__in=pks).values_list("pk", "share_id", "review_state")
+
+
+def trajectories_with_open_reports(reports: QuerySet[Any]) -> QuerySet[Trajectory]:
+    """The trajectories of these reports that are still open."""
+    ids = reports.filter(resolved_at__isnull=True).values("trajectory_id")
+    return Trajectory.objects.filter(pk__in=ids)
+
+
+def finding_kinds(*, limit: int) -> list[str]:
+    """The kinds of finding stored, alphabetically (the queue's filter)."""
+    from apps.moderation.models import Finding
+
+    kinds = Finding.objects.order_by("kind").values_list("kind", flat=True).distinct()
+    return list(kinds[:limit])
+
+
+def shared_agents(*, limit: int) -> list[str]:
+    """The agents named by stored trajectories, alphabetically (the queue's filter)."""
+    agents = (
+        Trajectory.objects.exclude(agent="")
+        .order_by("agent")
+        .values_list("agent", flat=True)
+        .distinct()
+    )
+    return list(agents[:limit])

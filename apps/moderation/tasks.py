@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import OperationalError
 
 from apps.core.locks import Lease
-from apps.moderation import services
+from apps.moderation.services import mail, scan, sweeps
 from apps.trajectories.models import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ def scan_trajectory(trajectory_id: int) -> str | None:
     """Scan one trajectory (queued on commit when it is stored). Gone by now: nothing to do.
 
     The scan reads the row itself (it must read it fresh anyway): the task does not load it."""
-    result = services.trajectory_scan(trajectory=Trajectory(pk=trajectory_id))
+    result = scan.trajectory_scan(trajectory=Trajectory(pk=trajectory_id))
     return result.review_state or None
 
 
@@ -41,7 +41,7 @@ def scan_sweep() -> int:
         if not held:
             logger.info("scan sweep already running; skipped")
             return 0
-        results = services.pending_scan_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
+        results = sweeps.pending_scan_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
     if results:
         logger.info("scan sweep scanned %d pending trajectories", len(results))
     return len(results)
@@ -55,7 +55,7 @@ def rescan_sweep() -> int:
         if not held:
             logger.info("rescan sweep already running; skipped")
             return 0
-        results = services.rescan_due_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
+        results = sweeps.rescan_due_sweep(limit=settings.TRAJHUB_SCAN_SWEEP_BATCH)
     if results:
         logger.info("rescan sweep rescanned %d trajectories", len(results))
     return len(results)
@@ -69,6 +69,4 @@ def rescan_sweep() -> int:
 )
 def takedown_email(request_id: int, what: str) -> bool:
     """Mail a takedown requester the confirmation link or the outcome (queued on commit)."""
-    from apps.moderation.reports import takedown_mail
-
-    return takedown_mail(request_id=request_id, what=what)
+    return mail.takedown_mail(request_id=request_id, what=what)

@@ -1,5 +1,5 @@
 """Public moderation pages: report a trajectory, request a takedown, confirm it, appeal a
-rejection. Plain forms that work without JavaScript; CSRF-protected; thin over reports.py.
+rejection. Plain forms that work without JavaScript; CSRF-protected; thin over the services (reports, takedowns, appeals).
 
 Report and takedown forms exist only for trajectories in `public()` (anything else answers the
 same 404 as an unknown id). The appeal form is reached by the signed link of a rejection notice.
@@ -13,9 +13,9 @@ from django.views.decorators.http import require_http_methods
 
 from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
-from apps.moderation import reports
 from apps.moderation.errors import ModerationError
 from apps.moderation.forms import AppealForm, ReportForm, TakedownForm
+from apps.moderation.services import appeals, links, reports, takedowns
 from apps.trajectories.models import Trajectory
 from apps.trajectories.redaction import redactor
 
@@ -47,7 +47,7 @@ def _rate_limited(request: HttpRequest, template: str, context: dict) -> HttpRes
 @require_http_methods(["GET", "POST"])
 def trajectory_report(request: HttpRequest, share_id: str) -> HttpResponse:
     trajectory = _public_trajectory(share_id)
-    template = "moderation/pages/report.html"
+    template = "moderation/report.html"
     form = ReportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = request.user if request.user.is_authenticated else None
@@ -62,7 +62,7 @@ def trajectory_report(request: HttpRequest, share_id: str) -> HttpResponse:
             )
         except RateLimited:
             return _rate_limited(request, template, _context(trajectory, form=form))
-        return render(request, "moderation/pages/report_done.html", _context(trajectory))
+        return render(request, "moderation/report_done.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
     return render(request, template, _context(trajectory, form=form), status=status)
 
@@ -70,11 +70,11 @@ def trajectory_report(request: HttpRequest, share_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def trajectory_takedown(request: HttpRequest, share_id: str) -> HttpResponse:
     trajectory = _public_trajectory(share_id)
-    template = "moderation/pages/takedown.html"
+    template = "moderation/takedown.html"
     form = TakedownForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            reports.takedown_request(
+            takedowns.takedown_request(
                 trajectory=trajectory,
                 email=form.cleaned_data["email"],
                 text=form.cleaned_data["text"],
@@ -82,7 +82,7 @@ def trajectory_takedown(request: HttpRequest, share_id: str) -> HttpResponse:
             )
         except RateLimited:
             return _rate_limited(request, template, _context(trajectory, form=form))
-        return render(request, "moderation/pages/takedown_sent.html", _context(trajectory))
+        return render(request, "moderation/takedown_sent.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
     return render(request, template, _context(trajectory, form=form), status=status)
 
@@ -90,35 +90,33 @@ def trajectory_takedown(request: HttpRequest, share_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def takedown_confirm(request: HttpRequest, token: str) -> HttpResponse:
     """GET shows a button (mail scanners follow links; they do not submit forms), POST confirms."""
-    takedown = reports.takedown_from_token(token)
+    takedown = links.takedown_from_token(token)
     if takedown is None:
-        return render(
-            request, "moderation/pages/takedown_confirm.html", {"invalid": True}, status=404
-        )
+        return render(request, "moderation/takedown_confirm.html", {"invalid": True}, status=404)
     context = {"token": token, "short_id": takedown.trajectory.share_id[:12]}
     if request.method == "POST":
-        reports.takedown_confirm(request=takedown)
-        return render(request, "moderation/pages/takedown_confirm.html", {**context, "done": True})
-    return render(request, "moderation/pages/takedown_confirm.html", context)
+        takedowns.takedown_confirm(request=takedown)
+        return render(request, "moderation/takedown_confirm.html", {**context, "done": True})
+    return render(request, "moderation/takedown_confirm.html", context)
 
 
 @require_http_methods(["GET", "POST"])
 def trajectory_appeal(request: HttpRequest, token: str) -> HttpResponse:
-    trajectory = reports.appeal_trajectory(token)
+    trajectory = links.appeal_trajectory(token)
     if trajectory is None:
-        return render(request, "moderation/pages/appeal.html", {"invalid": True}, status=404)
+        return render(request, "moderation/appeal.html", {"invalid": True}, status=404)
     form = AppealForm(request.POST or None)
     context = _context(trajectory, form=form, token=token)
     if request.method == "POST" and form.is_valid():
         try:
-            reports.appeal_submit(trajectory=trajectory, text=form.cleaned_data["text"])
+            appeals.appeal_submit(trajectory=trajectory, text=form.cleaned_data["text"])
         except ModerationError as error:
             return render(
                 request,
-                "moderation/pages/appeal.html",
+                "moderation/appeal.html",
                 {**context, "refused": str(error)},
                 status=409,
             )
-        return render(request, "moderation/pages/appeal.html", {**context, "done": True})
+        return render(request, "moderation/appeal.html", {**context, "done": True})
     status = 400 if request.method == "POST" else 200
-    return render(request, "moderation/pages/appeal.html", context, status=status)
+    return render(request, "moderation/appeal.html", context, status=status)

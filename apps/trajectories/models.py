@@ -85,7 +85,7 @@ class Trajectory(models.Model):
     deletion_password_hashes = models.JSONField(default=list, blank=True)
     # Consistent placeholders for public surfaces, written by the scan: {"original": "<EMAIL_1>"}.
     redactions = models.JSONField(default=dict, blank=True)
-    # The scan engine and rules that made `redactions` (apps.moderation.scanners.version()); when
+    # The scan engine and rules that made `redactions` (apps.moderation.scanning.scanner.version()); when
     # they change, the rescan sweep scans public trajectories again.
     scan_version = models.CharField(max_length=100, blank=True, db_index=True)
     scanned_at = models.DateTimeField(null=True, blank=True)

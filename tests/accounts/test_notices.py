@@ -200,7 +200,7 @@ def test_approving_what_the_scan_held_answers_the_waiting_notice(
 ):
     """Issue 20: nobody was told when a held trajectory was approved, and the "waiting for a
     moderator" notice stayed unread."""
-    from apps.moderation.services import trajectory_approve
+    from apps.moderation.services.decisions import trajectory_approve
 
     _send(django_capture_on_commit_callbacks, kind="held", trajectory=owned, reason="a key")
     with django_capture_on_commit_callbacks(execute=True):

@@ -61,7 +61,7 @@ def test_release_optout_link_takes_out_in_a_browser(
 
 
 def _moderated(**fields) -> Trajectory:
-    from apps.moderation.services import trajectory_scan
+    from apps.moderation.services.scan import trajectory_scan
     from tests.moderation.conftest import make_trajectory
 
     trajectory = make_trajectory(events=["ls"], **fields)
@@ -81,7 +81,7 @@ def _moderator():
 
 def test_takedown_confirm_link_confirms_in_a_browser(browser_page, live_server, settings):
     from apps.moderation.models import TakedownRequest
-    from apps.moderation.reports import takedown_request
+    from apps.moderation.services.takedowns import takedown_request
 
     settings.SITE_URL = live_server.url
     trajectory = _moderated(contact_email=CONTACT_EMAIL)
@@ -102,7 +102,7 @@ def test_takedown_confirm_link_confirms_in_a_browser(browser_page, live_server, 
 
 def test_appeal_link_of_a_rejection_appeals_in_a_browser(browser_page, live_server, settings):
     from apps.moderation.models import Appeal
-    from apps.moderation.services import trajectory_reject
+    from apps.moderation.services.decisions import trajectory_reject
 
     settings.SITE_URL = live_server.url
     owner_mail = "appeal.owner@example.org"

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group
 
 from apps.moderation.models import AuditEntry, Report
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.browser.conftest import SCREENSHOTS
 from tests.moderation import samples as s
@@ -77,7 +77,7 @@ def test_a_dropped_screenshot_shows_a_placeholder_in_the_viewer(browser_page, br
     """A moderator dropped the screenshot (its OCR found a key): a visitor sees "Image removed
     by a moderator" in its place and the image link answers 410; the owner still sees it,
     marked as removed for everyone else."""
-    from apps.moderation.services import image_drop
+    from apps.moderation.services.redact import image_drop
     from apps.trajectories.models import Event
     from tests.moderation.test_ocr import attach, screenshot
 

@@ -178,7 +178,7 @@ def test_email_deletion_requests_count_through_the_limiter(clock, cache_keys, se
 
 @pytest.mark.django_db
 def test_reports_and_takedowns_count_through_the_limiter(clock, cache_keys, settings):
-    from apps.moderation import reports
+    from apps.moderation.services import limits, reports, takedowns
     from apps.trajectories.models import Trajectory
 
     settings.TRAJHUB_REPORTS_PER_HOUR = 1
@@ -190,12 +190,12 @@ def test_reports_and_takedowns_count_through_the_limiter(clock, cache_keys, sett
     with pytest.raises(RateLimited) as refused:
         reports.report_submit(trajectory=trajectory, reason="other", client_ip=ADDRESS)
     assert "too many reports from your network" in refused.value.message
-    for n in range(reports.TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY):
-        reports.takedown_request(
+    for n in range(limits.TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY):
+        takedowns.takedown_request(
             trajectory=trajectory, email=EMAIL, text="my name", client_ip=f"192.0.2.{n}"
         )
     with pytest.raises(RateLimited) as per_recipient:
-        reports.takedown_request(
+        takedowns.takedown_request(
             trajectory=trajectory,
             email=f" {EMAIL.upper()} ",
             text="my name",

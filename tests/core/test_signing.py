@@ -138,7 +138,7 @@ def test_trajectories_session_digest():
 
 @pytest.mark.django_db
 def test_moderation_reporter_digest_as_stored():
-    from apps.moderation import reports
+    from apps.moderation.services import reports
     from apps.trajectories.models import Trajectory
 
     trajectory = Trajectory.objects.create(
@@ -155,7 +155,7 @@ def test_moderation_reporter_digest_as_stored():
 
 @pytest.mark.django_db
 def test_moderation_takedown_link(clock, settings):
-    from apps.moderation import reports
+    from apps.moderation.services import links as reports
     from apps.moderation.models import TakedownRequest
     from apps.trajectories.models import Trajectory
 
@@ -171,7 +171,7 @@ def test_moderation_takedown_link(clock, settings):
 
 @pytest.mark.django_db
 def test_moderation_appeal_link(clock, settings):
-    from apps.moderation import reports
+    from apps.moderation.services import links as reports
     from apps.trajectories.models import Trajectory
 
     assert reports.appeal_url(SimpleNamespace(share_id="ab" * 32)).endswith(f"/{APPEAL_TOKEN}")

@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from apps.demo import generator as demo
-from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from tests.moderation.samples import github_token

@@ -33,7 +33,7 @@ def secret_agent(release_storage, owner, moderator):
     Trajectory.objects.filter(pk=trajectory.pk).update(
         agent=f"GH_TOKEN={secret}", model_name=f"gpt-4o key={secret}"
     )
-    from apps.moderation.services import trajectory_scan
+    from apps.moderation.services.scan import trajectory_scan
 
     trajectory.refresh_from_db()
     trajectory_scan(trajectory=trajectory)

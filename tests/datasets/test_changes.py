@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.datasets import services, tasks
 from apps.datasets.models import Release, ReleaseStatus
-from apps.moderation.services import trajectory_hide
+from apps.moderation.services.decisions import trajectory_hide
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete, trajectory_update
 from tests.datasets.conftest import share

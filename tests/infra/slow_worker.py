@@ -14,10 +14,10 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
-from apps.moderation import services  # noqa: E402
+from apps.moderation.services import scan  # noqa: E402
 from config.celery_app import app  # noqa: E402
 
-_scan = services.trajectory_scan
+_scan = scan.trajectory_scan
 
 
 def _stalling_scan(*, trajectory):
@@ -28,7 +28,7 @@ def _stalling_scan(*, trajectory):
     return _scan(trajectory=trajectory)
 
 
-services.trajectory_scan = _stalling_scan
+scan.trajectory_scan = _stalling_scan
 
 if __name__ == "__main__":
     app.worker_main(["worker", "--loglevel=INFO", "--concurrency=1", *sys.argv[1:]])

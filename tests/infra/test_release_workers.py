@@ -28,7 +28,7 @@ import random, orjson
 from apps.demo import generator as demo
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 for seed in range({first}, {first} + {count}):
     session = demo.generate_session(random.Random(seed), events=12, screenshots=0)
     result = trajectory_ingest(data=demo.v0_array(session), user=None,

@@ -348,7 +348,7 @@ def test_derived_data_follows_its_source_through_the_real_services(
 ):
     """public_set_changed (sent after commit by trajectories and moderation) removes examples at
     once: the owner making one private, a moderator hiding one."""
-    from apps.moderation.services import trajectory_hide
+    from apps.moderation.services.decisions import trajectory_hide
     from apps.trajectories.services import trajectory_update
 
     login, pages = corpus["login"], corpus["pages"]

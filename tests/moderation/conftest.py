@@ -54,8 +54,7 @@ def make_finding(trajectory: Trajectory, *, image_sha256: str = "", **fields: An
     """A Finding row as the scan records one (a GitHub token in the title unless told
     otherwise; `image_sha256`: in that image's text, as OCR finds it), for tests that need a
     finding without running the scanner (or tesseract)."""
-    from apps.moderation.models import Finding
-    from apps.moderation.services import IMAGE_PATH
+    from apps.moderation.models import IMAGE_PATH, Finding
 
     values: dict[str, Any] = {
         "path": f"{IMAGE_PATH}{image_sha256}" if image_sha256 else "title",

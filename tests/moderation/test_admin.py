@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from apps.moderation.models import AuditEntry
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Event, Tombstone, Trajectory
 from tests.moderation import samples as s
 from tests.moderation.conftest import bulk, make_trajectory

@@ -11,7 +11,8 @@ from django.urls import reverse
 
 from apps.moderation.audit import audit_record
 from apps.moderation.models import ActorKind, AppendOnlyError, AuditEntry
-from apps.moderation.services import trajectory_reject, trajectory_scan
+from apps.moderation.services.decisions import trajectory_reject
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete
 from apps.trajectories.signals import trajectory_deleted

@@ -11,7 +11,8 @@ from django.utils import timezone
 from apps.moderation.claims import claim_blocking, claim_take
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import Claim
-from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation import samples as s
 from tests.moderation.conftest import make_trajectory

@@ -14,7 +14,8 @@ from django.db import connection, connections
 
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry
-from apps.moderation.services import trajectory_approve, trajectory_reject, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve, trajectory_reject
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.conftest import skip_or_fail
 from tests.moderation import samples as s

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.search import SEARCH_TEXT_CHARS, trajectory_search_refresh
 from tests.ingest_helpers import ingest_one, v0_events

@@ -12,8 +12,8 @@ import string
 
 import pytest
 
-from apps.moderation.scanners import Scanner
 from apps.moderation.scanning import rules as hand
+from apps.moderation.scanning.scanner import Scanner
 from tests.moderation import samples as s
 
 ALNUM = string.ascii_letters + string.digits

@@ -27,7 +27,9 @@ from apps.datasets import services as release_services
 from apps.datasets.services.build import PLACEHOLDER_PNG
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry, Finding
-from apps.moderation.services import image_drop, trajectory_approve, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve
+from apps.moderation.services.redact import image_drop
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.dropped import IMAGE_REMOVED
 from apps.trajectories.models import Image, Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
@@ -457,7 +459,7 @@ def _held_with_flagged_image() -> tuple[Trajectory, Image]:
 def test_bulk_redact_and_approve_skips_a_flagged_image_unless_told_to_drop_it(admin_mod):
     from django.urls import reverse
 
-    from apps.moderation.services import trajectory_scan
+    from apps.moderation.services.scan import trajectory_scan
     from tests.moderation import samples as s
     from tests.moderation.conftest import bulk
 

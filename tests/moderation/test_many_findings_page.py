@@ -17,7 +17,8 @@ import re
 import pytest
 from django.test import Client
 
-from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories import redaction
 from apps.trajectories.models import Trajectory
 from apps.trajectories.rendering import text as rendering_text
@@ -327,7 +328,7 @@ def test_a_stale_or_half_built_index_is_never_read(mixed):
 def test_the_index_follows_rescans_redactions_edits_reimports_and_dropped_images(
     mixed, admin_moderator, django_capture_on_commit_callbacks
 ):
-    from apps.moderation.services import trajectory_redact_approve
+    from apps.moderation.services.redact import trajectory_redact_approve
     from apps.trajectories.models import Event
     from apps.trajectories.services import trajectory_update
 
@@ -407,7 +408,7 @@ def test_a_rebuild_rewrites_only_the_events_whose_entries_changed(mixed, monkeyp
 
 
 def test_a_dropped_image_keeps_the_index_in_step(admin_moderator):
-    from apps.moderation.services import image_drop
+    from apps.moderation.services.redact import image_drop
     from apps.trajectories.models import Image, TrajectoryImage
 
     sha = "ab" * 32

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from apps.moderation.scanners import Scanner
-from apps.moderation.services import trajectory_scan
+from apps.moderation.scanning.scanner import Scanner
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.ingest_helpers import ingest_one, v0_events
 from tests.moderation import samples as s

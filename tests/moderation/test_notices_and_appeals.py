@@ -11,13 +11,13 @@ from django.test import Client
 
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import Appeal, AuditEntry
-from apps.moderation.reports import appeal_decline
-from apps.moderation.services import (
+from apps.moderation.services.appeals import appeal_decline
+from apps.moderation.services.decisions import (
     trajectory_approve,
     trajectory_hide,
     trajectory_reject,
-    trajectory_scan,
 )
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation import samples as s
 from tests.moderation.conftest import make_trajectory
@@ -121,7 +121,7 @@ def test_an_upheld_rejection_says_why(sharer, admin_moderator, django_capture_on
 
 def test_forged_appeal_links_and_other_states_are_refused(sharer):
     assert Client().get("/appeal/not-a-signed-token").status_code == 404
-    from apps.moderation.reports import appeal_url
+    from apps.moderation.services.links import appeal_url
 
     approved = make_trajectory(events=["ls"], owner=sharer, review_state="approved")
     path = "/" + appeal_url(approved).split("://", 1)[1].split("/", 1)[1]

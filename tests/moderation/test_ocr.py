@@ -14,7 +14,7 @@ from PIL import ImageDraw, ImageFont
 
 from apps.moderation.models import Finding
 from apps.moderation.scanning import ocr
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Image, TrajectoryImage
 from tests.conftest import skip_or_fail
 from tests.moderation import samples as s

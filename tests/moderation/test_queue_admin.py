@@ -18,7 +18,7 @@ from apps.accounts.models import ApiToken
 from apps.moderation.claims import claim_take
 from apps.moderation.models import Appeal, AuditEntry, Report, TakedownRequest
 from apps.moderation.receivers import MODERATOR_PERMISSIONS
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation import samples as s
 from tests.moderation.conftest import SEEN, bulk, make_trajectory
@@ -370,20 +370,20 @@ def test_staff_manage_accounts_and_revoke_tokens_moderators_cannot(
 def test_redact_and_approve_never_approves_without_the_redaction(admin_moderator, monkeypatch):
     """The trajectory changes while its rescan runs (the rescan is stale and writes nothing):
     the approval is refused rather than published without the moderator's redaction."""
-    from apps.moderation import services
     from apps.moderation.errors import ModerationError
+    from apps.moderation.services import redact, scan
 
     trajectory = held(title="deploy with hunter2-corp-password")
-    real_find = services._find
+    real_find = scan.find_in_trajectory
 
     def find_then_change(scanner, t, *args):
         found = real_find(scanner, t, *args)
         Trajectory.objects.filter(pk=t.pk).update(chain_fingerprint="changed meanwhile")
         return found
 
-    monkeypatch.setattr(services, "_find", find_then_change)
+    monkeypatch.setattr(scan, "find_in_trajectory", find_then_change)
     with pytest.raises(ModerationError, match="changed while it was being redacted"):
-        services.trajectory_redact_approve(
+        redact.trajectory_redact_approve(
             trajectory=trajectory, moderator=admin_moderator, values=["hunter2-corp-password"]
         )
     assert Trajectory.objects.get(pk=trajectory.pk).review_state == "held"

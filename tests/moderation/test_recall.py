@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from apps.moderation.scanners import Scanner
+from apps.moderation.scanning.scanner import Scanner
 from tests.moderation import samples as s
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "gitleaks_samples.json").read_text())

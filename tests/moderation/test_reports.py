@@ -12,16 +12,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import Notice
-from apps.moderation.admin import row_token
+from apps.moderation.admin.actions import row_token
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry, Report
-from apps.moderation.reports import reports_dismiss
-from apps.moderation.services import (
+from apps.moderation.services.decisions import (
     trajectory_approve,
     trajectory_hide,
     trajectory_reject,
-    trajectory_scan,
 )
+from apps.moderation.services.reports import reports_dismiss
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation.conftest import make_trajectory
 

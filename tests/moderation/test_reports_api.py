@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from apps.accounts.services import api_token_create
 from apps.moderation.models import AuditEntry, Report, TakedownRequest
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation.conftest import make_trajectory
 

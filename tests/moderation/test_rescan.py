@@ -10,8 +10,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from apps.moderation import scanners, tasks
-from apps.moderation.services import trajectory_scan
+from apps.moderation import tasks
+from apps.moderation.scanning import scanner
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from tests.moderation import samples as s
 from tests.moderation.conftest import make_trajectory
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.django_db
 def current() -> str:
     from django.conf import settings
 
-    return scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
+    return scanner.version(settings.TRAJHUB_SCAN_RULE_CACHE)
 
 
 def test_each_scan_records_the_engine_and_rules_version():

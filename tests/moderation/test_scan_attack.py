@@ -10,7 +10,7 @@ import urllib.parse
 
 import pytest
 
-from apps.moderation.scanners import Scanner, scan
+from apps.moderation.scanning.scanner import Scanner, scan
 from tests.moderation import samples as s
 
 

@@ -15,9 +15,9 @@ import string
 
 import pytest
 
-from apps.moderation.scanners import Detection, ScanMemo, Scanner
 from apps.moderation.scanning import checks, library, normalize
 from apps.moderation.scanning import rules as hand
+from apps.moderation.scanning.scanner import Detection, ScanMemo, Scanner
 from tests.moderation import samples as s
 
 
@@ -214,7 +214,7 @@ def test_long_text_is_read_in_pieces_without_losing_or_doubling_a_finding(monkey
 def test_overlap_removal_keeps_what_the_pairwise_comparison_kept():
     """Bisection over the kept spans (it was a comparison with every kept span: minutes for the
     300,000 findings of issue 7's many-findings share)."""
-    from apps.moderation.scanners import Detection, _without_overlaps
+    from apps.moderation.scanning.scanner import Detection, _without_overlaps
 
     rng = random.Random(11)
     for _ in range(200):
@@ -554,7 +554,7 @@ def test_each_detection_is_placed_in_the_string_the_lengths_place_it_in(seed):
     # lengths. Strings that hold a NUL themselves, and detections out of order, included.
     from bisect import bisect_right
 
-    from apps.moderation.scanners import _strings_of
+    from apps.moderation.scanning.scanner import _strings_of
 
     rng = random.Random(seed)
     texts = [

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from apps.moderation.scanners import Scanner
+from apps.moderation.scanning.scanner import Scanner
 from apps.trajectories.redaction import redactor
 from tests.moderation import samples as s
 

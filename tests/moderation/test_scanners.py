@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.moderation.scanners import Allowlist, Detection, Scanner, scan
+from apps.moderation.scanning.scanner import Allowlist, Detection, Scanner, scan
 from tests.moderation import samples as s
 
 

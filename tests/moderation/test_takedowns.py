@@ -11,8 +11,9 @@ from django.test import Client
 
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry, TakedownRequest
-from apps.moderation.reports import TAKEDOWN_SALT, takedown_decide
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.links import TAKEDOWN_SALT
+from apps.moderation.services.scan import trajectory_scan
+from apps.moderation.services.takedowns import takedown_decide
 from apps.trajectories.models import Trajectory
 from tests.moderation.conftest import make_trajectory
 
@@ -137,7 +138,7 @@ def test_a_request_without_email_or_text_is_refused(published):
 
 
 def test_confirmation_mails_are_limited_per_recipient_whatever_the_client(published):
-    from apps.moderation.reports import TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY
+    from apps.moderation.services.limits import TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY
 
     url = f"/api/v1/trajectories/{published.share_id}/takedowns"
     body = {"email": REQUESTER, "text": "step 2 lists my home address"}

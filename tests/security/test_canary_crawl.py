@@ -33,7 +33,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.datasets import services as release_services
-from apps.moderation.services import trajectory_approve, trajectory_scan
+from apps.moderation.services.decisions import trajectory_approve
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from tests.conftest import SAMPLE_FILES, SAMPLES_DIR

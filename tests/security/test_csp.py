@@ -81,7 +81,7 @@ def test_pages_of_signed_in_people_and_anonymous_sharers(owner):
 
 def test_moderation_pages_report_takedown_confirm_and_appeal(owner):
     from apps.moderation.models import TakedownRequest
-    from apps.moderation.reports import appeal_url, takedown_confirm_url
+    from apps.moderation.services.links import appeal_url, takedown_confirm_url
 
     public = make_trajectory(owner=owner, visibility="public")
     rejected = make_trajectory(owner=owner, review_state="rejected", task="another task")

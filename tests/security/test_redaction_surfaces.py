@@ -193,7 +193,7 @@ def test_a_value_in_a_json_key_is_redacted_too(world: World, public):
 def test_the_scan_reads_agent_model_and_version_too():
     """They are public text like the title: a value found only there is still redacted (or, for
     a secret, holds the trajectory for a moderator)."""
-    from apps.moderation.services import trajectory_scan
+    from apps.moderation.services.scan import trajectory_scan
     from tests.moderation import samples
     from tests.moderation.conftest import make_trajectory
 

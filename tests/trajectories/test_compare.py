@@ -347,7 +347,7 @@ def test_a_secret_wrapped_across_lines_is_redacted_before_the_first_line_is_take
     # A terminal wrapped `MASTER_KEY=<32 characters>` at 40 columns: the scan finds it across the
     # line break, so its original holds the break. Cut to the first line before redaction, the
     # summary no longer matched it and showed 29 of its 32 characters.
-    from apps.moderation.services import trajectory_scan
+    from apps.moderation.services.scan import trajectory_scan
     from apps.trajectories.models import Trajectory
     from tests.ingest_helpers import ingest_one, v0_events
     from tests.moderation import samples as s

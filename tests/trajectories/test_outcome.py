@@ -219,7 +219,7 @@ def test_reimport_of_events_is_atomic(owner, monkeypatch):
 
 
 def test_reimport_does_not_store_a_dropped_image_again(owner, moderator, private_storage):
-    from apps.moderation.services import image_drop
+    from apps.moderation.services.redact import image_drop
     from apps.trajectories.models import Event, Image
     from apps.trajectories.services.reimport import trajectory_reimport
     from apps.trajectories.services.storage import _storage

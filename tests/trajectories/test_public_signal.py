@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from apps.moderation.services import (
+from apps.moderation.services.decisions import (
     trajectory_approve,
     trajectory_hide,
     trajectory_reject,
-    trajectory_scan,
 )
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 from apps.trajectories.signals import public_set_changed
 from tests.ingest_helpers import ingest_one, make_trajectory, reindex, v0_events

@@ -1,7 +1,8 @@
 """Reports and takedown requests over the API (/api/v1/trajectories/<id>/reports and
-/takedowns): the same services as the Report and Takedown forms of the site (reports.py), so
-the same rate limit per client address, the same holding after enough distinct reporters, the
-same emailed confirmation of a takedown. Anonymous callers are welcome.
+/takedowns): the same services as the Report and Takedown forms of the site
+(services/reports.py, services/takedowns.py), so the same rate limit per client address, the
+same holding after enough distinct reporters, the same emailed confirmation of a takedown.
+Anonymous callers are welcome.
 
 Only a trajectory in `public()` can be reported or taken down. One the caller cannot see at all
 answers the same 404 as an unknown id (so private ids do not leak); one the caller can see but
@@ -23,7 +24,6 @@ from apps.core.api.errors import ApiError, ErrorOutputSerializer
 from apps.core.api.views import JsonApiView
 from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
-from apps.moderation import reports
 from apps.moderation.api.serializers import (
     ReportInputSerializer,
     ReportOutputSerializer,
@@ -31,6 +31,7 @@ from apps.moderation.api.serializers import (
     TakedownOutputSerializer,
 )
 from apps.moderation.errors import ModerationError
+from apps.moderation.services import reports, takedowns
 from apps.trajectories.api.parsers import DepthCheckedJSONParser
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_get_visible
@@ -142,7 +143,7 @@ class TrajectoryTakedownView(JsonApiView):
         data = TakedownInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         with _as_api_errors():
-            takedown = reports.takedown_request(
+            takedown = takedowns.takedown_request(
                 trajectory=trajectory, client_ip=client_ip(request), **data.validated_data
             )
         body = {

@@ -1,5 +1,8 @@
-"""The scanning engine behind `apps.moderation.scanners`. Pure Python: no Django here.
+"""The scanning engine. Pure Python: no Django here (the scan service, Django's side, is
+`apps.moderation.services.scan`).
 
+- `scanner`: the entry points: `Scanner(allowlist).scan(text)`, `scan_many`, `scan_pair`,
+  module-level `scan(text)`, `ScanMemo`, and `version()` (recorded with each scan).
 - `detection`: what a finding is (`Detection`) and which kinds are secrets or personal data.
 - `library`: the Kingfisher secret scanner (hundreds of vendor rules, Base64-encoded secrets),
   compiled once per process, its rule ids mapped to placeholder kinds people understand.

@@ -55,6 +55,8 @@ _KINDS_BY_PREFIX: tuple[tuple[str, str], ...] = (
 _PREFIXES = ("betterleaks.", "kingfisher.", "veles.secrets/", "custom.")
 # Rules that match a whole family of shapes (a password in a URI): a vendor rule wins over them.
 GENERIC_KINDS = frozenset({"url_credentials"})
+# The kinds the library's rule ids are mapped to (the engine prefers them in an overlap).
+MAPPED_KINDS = frozenset(kind for _, kind in _KINDS_BY_PREFIX)
 MAX_KIND = 40
 
 
@@ -290,7 +292,7 @@ def _read_alone(
     output and a value in the next), and it may have taken the place of a real match of its
     rule in one of them. Each string's findings are then its own, whatever stands next to it,
     so that a string repeated elsewhere in the trajectory may be given the same findings
-    (`scanners.ScanMemo`). Rare: no match crosses two strings of the real trajectories."""
+    (`scanner.ScanMemo`). Rare: no match crosses two strings of the real trajectories."""
     regions: list[tuple[int, int]] = []
     for start, end in sorted(crossing):
         low = text.rfind("\x00", 0, start) + 1

@@ -331,7 +331,7 @@ def compiled(name: str, ignorecase: bool = False) -> re.Pattern[str]:
     return re.compile(BY_NAME[name].source, re.IGNORECASE if ignorecase else 0)
 
 
-# Where an IPv6 address may stand (`scanners.Scanner._ipv6_scan` widens and parses from there).
+# Where an IPv6 address may stand (`scanner.Scanner._ipv6_scan` widens and parses from there).
 IPV6_HINT = r":(?::|[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:)"
 
 

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.moderation import scanners
+from apps.moderation.scanning import scanner
 from apps.moderation.selectors import trajectories_rescan_due
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory, Visibility
 
 
@@ -26,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("share_ids", nargs="*", help="rescan these trajectories")
 
     def handle(self, *args, share_ids: list[str], limit: int | None, all: bool, **options):
-        version = scanners.version(settings.TRAJHUB_SCAN_RULE_CACHE)
+        version = scanner.version(settings.TRAJHUB_SCAN_RULE_CACHE)
         if share_ids:
             queryset = Trajectory.objects.filter(share_id__in=share_ids).order_by("-created_at")
             missing = set(share_ids) - set(queryset.values_list("share_id", flat=True))

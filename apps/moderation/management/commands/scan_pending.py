@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from apps.moderation.selectors import trajectories_pending_scan
-from apps.moderation.services import trajectory_scan
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Trajectory
 
 

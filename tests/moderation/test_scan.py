@@ -1,19 +1,13 @@
-"""The scan service: placeholders, redaction on public surfaces, findings, state transitions."""
+"""The scan service (services/scan.py): placeholders, redaction on public surfaces, findings, the
+scan's decision."""
 
 from __future__ import annotations
 
 import pytest
-from django.core.exceptions import PermissionDenied
 
 from apps.moderation.models import AuditEntry, Finding
-from apps.moderation.services import (
-    ModerationError,
-    masked_preview,
-    trajectory_approve,
-    trajectory_hide,
-    trajectory_reject,
-    trajectory_scan,
-)
+from apps.moderation.services.placeholders import masked_preview
+from apps.moderation.services.scan import trajectory_scan
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.redaction import redact_data, redactor
 from tests.moderation import samples as s
@@ -185,17 +179,17 @@ def test_scan_leaves_a_moderators_decision_alone():
 
 def test_stale_scan_writes_nothing(monkeypatch):
     """The trajectory changes while it is being scanned: the scan must not approve old content."""
-    from apps.moderation import services
+    from apps.moderation.services import scan
 
     trajectory = make_trajectory(events=["ls"])
-    real_find = services._find
+    real_find = scan.find_in_trajectory
 
     def find_then_change(scanner, t, *args):
         found = real_find(scanner, t, *args)
         Trajectory.objects.filter(pk=t.pk).update(num_events=2, chain_fingerprint="new")
         return found
 
-    monkeypatch.setattr(services, "_find", find_then_change)
+    monkeypatch.setattr(scan, "find_in_trajectory", find_then_change)
     result = trajectory_scan(trajectory=trajectory)
     assert result.stale and not result.changed
     trajectory.refresh_from_db()
@@ -218,62 +212,6 @@ def test_findings_are_capped_but_redactions_are_complete(settings):
     assert Finding.objects.filter(trajectory=trajectory).count() == 3
     trajectory.refresh_from_db()
     assert len(trajectory.redactions) == 6
-
-
-# --- moderator actions ---------------------------------------------------------------------------
-
-
-def test_approve_a_held_trajectory_publishes_it_and_audits(moderator):
-    trajectory = make_trajectory(events=[s.openai_key()])
-    trajectory_scan(trajectory=trajectory)
-    trajectory_approve(trajectory=trajectory, moderator=moderator, note="test key, revoked")
-    assert trajectory.review_state == "approved" and trajectory.published_at is not None
-    assert Trajectory.objects.public().filter(pk=trajectory.pk).exists()
-    entry = AuditEntry.objects.filter(share_id=trajectory.share_id).first()
-    assert (entry.actor, entry.action) == (moderator, "approved")
-    assert (entry.actor_kind, entry.actor_username) == ("moderator", "moderator")
-    assert entry.reason == "test key, revoked"
-    assert entry.details == {"from": "held", "to": "approved"}
-
-
-def test_hide_then_reject(moderator):
-    trajectory = make_trajectory(events=["ls"])
-    trajectory_scan(trajectory=trajectory)
-    published = Trajectory.objects.get(pk=trajectory.pk).published_at
-    trajectory_hide(trajectory=trajectory, moderator=moderator, note="reported")
-    assert trajectory.review_state == "hidden"
-    assert not Trajectory.objects.public().filter(pk=trajectory.pk).exists()
-    trajectory_reject(trajectory=trajectory, moderator=moderator)
-    assert trajectory.review_state == "rejected"
-    # Re-approving keeps the first publication date.
-    trajectory_approve(trajectory=trajectory, moderator=moderator)
-    assert trajectory.published_at == published
-    actions = list(
-        AuditEntry.objects.filter(share_id=trajectory.share_id)
-        .order_by("id")
-        .values_list("action", flat=True)
-    )
-    assert actions == ["scan_approved", "hidden", "rejected", "approved"]
-
-
-def test_invalid_transitions_are_refused(moderator):
-    pending = make_trajectory(events=["ls"])
-    with pytest.raises(ModerationError, match="not scanned yet"):
-        trajectory_approve(trajectory=pending, moderator=moderator)
-    held = make_trajectory(events=[s.openai_key()])
-    trajectory_scan(trajectory=held)
-    with pytest.raises(ModerationError, match="cannot be hidden"):
-        trajectory_hide(trajectory=held, moderator=moderator)
-    assert Trajectory.objects.get(pk=held.pk).review_state == "held"
-    assert not AuditEntry.objects.filter(actor=moderator).exists()
-
-
-def test_only_moderators_can_act(other_user):
-    trajectory = make_trajectory(events=[s.openai_key()])
-    trajectory_scan(trajectory=trajectory)
-    with pytest.raises(PermissionDenied):
-        trajectory_approve(trajectory=trajectory, moderator=other_user)
-    assert Trajectory.objects.get(pk=trajectory.pk).review_state == "held"
 
 
 def test_many_distinct_values_hold_a_trajectory_instead_of_approving_it(settings):

@@ -1,4 +1,4 @@
-"""Secret and personal-data scanning of trajectory text: the entry points. Pure Python.
+"""Secret and personal-data scanning of trajectory text: the engine's entry points. Pure Python.
 
 `Scanner(allowlist).scan(text)` returns `Detection(kind, text, start, end)` for every credential
 and every piece of personal data (email, phone number, IPv4/IPv6 address) that the allowlist does
@@ -96,7 +96,7 @@ def _library_priority(kind: str) -> int:
     return -1 if kind in _MAPPED_KINDS else 0
 
 
-_MAPPED_KINDS = frozenset(kind for _, kind in library._KINDS_BY_PREFIX)
+_MAPPED_KINDS = library.MAPPED_KINDS
 
 
 class Scanner:

@@ -1,0 +1,72 @@
+"""The takedown requester's mails: the confirmation link and the outcome, sent by the
+`takedown_email` task once the request's transaction commits.
+
+Services never import tasks (tasks import services): the task that sends the mail is set here
+by ModerationConfig.ready() (takedown_mail_queue_set), and takedown_mail_after_commit calls it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import transaction
+
+from apps.moderation.models import TakedownRequest, TakedownState
+from apps.moderation.services.links import takedown_confirm_url
+
+logger = logging.getLogger(__name__)
+
+_queue: Callable[[int, str], object] | None = None
+
+
+def takedown_mail_queue_set(queue: Callable[[int, str], object]) -> None:
+    """Who queues a takedown mail (request id, "confirm" or "outcome"): the `takedown_email`
+    task's delay, set by ModerationConfig.ready()."""
+    global _queue
+    _queue = queue
+
+
+def takedown_mail_after_commit(request_id: int, what: str) -> None:
+    """Queue the mail once the transaction commits (never for a request rolled back)."""
+
+    def queue() -> None:
+        try:
+            if _queue is None:
+                raise RuntimeError("no takedown mail queue set (ModerationConfig.ready)")
+            _queue(request_id, what)
+        except Exception:  # a broker that is down must not break the committed request
+            logger.exception(
+                "could not queue the %s email of takedown request %s", what, request_id
+            )
+
+    transaction.on_commit(queue)
+
+
+def takedown_mail(*, request_id: int, what: str) -> bool:
+    """Send the confirmation link ("confirm") or the outcome ("outcome") to the requester; the
+    address is erased once the outcome is sent. The task calls this."""
+    from django.core.mail import EmailMessage
+    from django.template.loader import render_to_string
+
+    request = TakedownRequest.objects.select_related("trajectory").filter(pk=request_id).first()
+    if request is None or not request.email:
+        return False
+    context = {
+        "request": request,
+        "share_id": request.trajectory.share_id,
+        "site_name": settings.SITE_NAME,
+        "confirm_url": takedown_confirm_url(request),
+        "granted": request.state == TakedownState.GRANTED,
+        "note": request.decision_note,
+    }
+    template = "moderation/emails/takedown_" + ("confirm" if what == "confirm" else "outcome")
+    subject = " ".join(render_to_string(f"{template}_subject.txt", context).split())[:200]
+    EmailMessage(
+        subject=subject, body=render_to_string(f"{template}.txt", context), to=[request.email]
+    ).send()
+    if what == "outcome":
+        TakedownRequest.objects.filter(pk=request.pk).update(email="")
+    logger.info("takedown request %s: %s email sent", request.pk, what)
+    return True

@@ -109,6 +109,15 @@ _PREFIXED: tuple[tuple[str, str, str, str], ...] = (
     ("typeform_token", "tfp_", r"[a-z0-9\-_.=]{59}", ""),
     ("yandex_token", "t1.", r"[A-Z0-9a-z_-]+={0,2}\.[A-Z0-9a-z_-]{86}={0,2}", r"[A-Z0-9a-z_-]"),
     ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}", r"[A-Za-z0-9_\-]{35}"),
+    # Missed standing alone in command output (issue 22, a corpus from the gitleaks rules).
+    ("artifactory_api_key", "AKCp", r"[A-Za-z0-9]{69}", ""),
+    ("artifactory_reference_token", "cmVmd", r"[A-Za-z0-9]{59}", ""),
+    ("flyio_token", "fo1_", r"[A-Za-z0-9_\-]{43}", ""),
+    ("flyio_token", "fm1a_", r"[A-Za-z0-9+/]{100,}={0,3}", r"[A-Za-z0-9+/]{100}"),
+    ("flyio_token", "fm1r_", r"[A-Za-z0-9+/]{100,}={0,3}", r"[A-Za-z0-9+/]{100}"),
+    ("flyio_token", "fm2_", r"[A-Za-z0-9+/]{100,}={0,3}", r"[A-Za-z0-9+/]{100}"),
+    ("harness_token", "pat.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ""),
+    ("harness_token", "sat.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ""),
 )
 
 # Keyword assignments whose value has no format of its own (`DB_PASSWORD=...`, a JSON member
@@ -166,6 +175,14 @@ RULES: tuple[Rule, ...] = (
         rf"(?<![\w\-]sk-ant-)(?:api|admin|sid|oat|ort)\d{{2}}-[{_B64URL}]{{32,}}{_END}",
         random_looking, 0,
         rf"sk-ant-(?:api|admin|sid|oat|ort){_D}{{2}}-[{_B64URL}]{{32}}",
+    ),
+    # Azure AD client secrets: three characters, a digit, then `Q~`; no literal start, so the
+    # anchor is empty and the core (which starts at the first character) finds where to try.
+    Rule(
+        "azure_ad_client_secret", "azure_client_secret", SECRET, "literal", "",
+        r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        random_looking, 0,
+        r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31}",
     ),
     Rule(
         "openai", "openai_api_key", SECRET, "literal", "sk-",

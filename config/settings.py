@@ -447,7 +447,9 @@ TRAJHUB_EXPORT_KEEP_DAYS = env_int("TRAJHUB_EXPORT_KEEP_DAYS", 7)
 TRAJHUB_AVATAR_SOURCES = env_list(
     "TRAJHUB_AVATAR_SOURCES", ["https://avatars.githubusercontent.com/"]
 )
-TRAJHUB_AUTO_REDACT_KINDS = env_list("TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address"])
+TRAJHUB_AUTO_REDACT_KINDS = env_list(
+    "TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address", "user_name"]
+)
 # Added to apps.moderation.scanners.DEFAULT_ALLOWLIST (reserved example domains, loopback/private/
 # documentation networks, placeholders). Keys: domains, networks, values, patterns, phones;
 # "use_defaults": False replaces the defaults instead.

@@ -325,6 +325,9 @@ class Scanner:
         elif kind == "email":
             if allow.allows_value(value):
                 return
+        elif kind == "user_name":
+            if not checks.personal_user_name(value) or allow.allows_value(value):
+                return
         elif kind == "ip_address":
             try:
                 address = ipaddress.IPv4Address(value)

@@ -145,6 +145,9 @@ def _samples() -> dict[str, tuple[str, str]]:
                 "Xy7kP9!qL2m$",
             ),
             "email": ("Reach me at jane.roe@gmail.com today", "jane.roe@gmail.com"),
+            "home_user_0": ("$ ls /Users/alice.smith/Repositories/cli", "alice.smith"),
+            "home_user_1": ('{"cwd": "/home/dkowalski"}', "dkowalski"),
+            "home_user_2": ("PS C:\\Users\\Alice\\project> dir", "Alice"),
             "mysql_password": (f"mysql -h db -u root -p'{password}' shop", password),
             "mysql_password#1": ("mysqldump -u app -pS3cr3tPw9x shop > dump.sql", "S3cr3tPw9x"),
             "mariadb_password": (f"mariadb -u root -p{password} -e 'select 1'", password),
@@ -245,3 +248,23 @@ def test_the_kinds_missed_standing_alone_in_command_output_are_found_whole(kind,
     found = [d for d in Scanner().scan(text) if d.start <= at and d.end >= at + len(token)]
     assert found, f"{kind} not found whole"
     assert found[0].kind == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/home/runner/work/repo/repo",  # GitHub Actions
+        "/home/user/project",  # the OpenHands sandbox
+        "/Users/Shared/build",
+        "cd /home/ubuntu && ls",
+        "/workspace/Users/",  # no user name after it
+    ],
+)
+def test_generic_home_folders_are_not_personal_data(text):
+    assert [d for d in Scanner().scan(text) if d.kind == "user_name"] == []
+
+
+def test_a_home_folder_user_name_is_found_and_the_rest_of_the_path_kept():
+    text = "Edited /Users/dkowalski/Repositories/cli/main.go and C:\\Users\\dkowalski\\x"
+    found = [(d.kind, text[d.start : d.end]) for d in Scanner().scan(text)]
+    assert found == [("user_name", "dkowalski"), ("user_name", "dkowalski")]

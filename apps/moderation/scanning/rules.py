@@ -35,6 +35,7 @@ import hyperscan
 from apps.moderation.scanning.checks import (
     command_password,
     high_entropy,
+    personal_user_name,
     random_key_value,
     random_looking,
     random_token,
@@ -211,6 +212,18 @@ RULES: tuple[Rule, ...] = (
         r"[A-Za-z0-9._~%!$&'*+,;=-]{0,128}:(?P<value>[^\s/?#@\"'<>\x00]{3,256})@[A-Za-z0-9\[]",
         None, 2,
         r"://[A-Za-z0-9._~%!$&'*+,;=-]{0,128}:[^\s/#@\"'<>\x00]{3,256}@[A-Za-z0-9\[]",
+    ),
+    # The user-name part of a home folder (local sessions of Claude Code, Codex, ... are full of
+    # them): personal data, the rest of the path kept so that the trajectory still reads.
+    *(
+        Rule(
+            f"home_user_{index}", "user_name", PERSONAL, "literal", anchor,
+            rf"(?<![A-Za-z0-9_.~\-]{re.escape(anchor)})"
+            r"(?P<value>[A-Za-z0-9][A-Za-z0-9._\-]{0,63})(?![A-Za-z0-9._\-])",
+            personal_user_name, 3,
+            re.escape(anchor) + r"[A-Za-z0-9][A-Za-z0-9._\-]",
+        )
+        for index, anchor in enumerate(("/Users/", "/home/", "\\Users\\"))
     ),
     # The local part of an email is found by the post-processor, looking back from the `@`.
     Rule(

@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from apps.moderation.scanning import scanner as engine  # noqa: E402
-from apps.moderation.scanning.scanner import ScanMemo, Scanner  # noqa: E402
+from apps.moderation.scanning.memo import ScanMemo  # noqa: E402
+from apps.moderation.scanning.scanner import Scanner  # noqa: E402
 
 FIXTURES = Path(os.environ.get("TRAJHUB_FIXTURES_DIR", ROOT.parent / "shared" / "fixtures"))
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")

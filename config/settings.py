@@ -448,10 +448,12 @@ TRAJHUB_EXPORT_KEEP_DAYS = env_int("TRAJHUB_EXPORT_KEEP_DAYS", 7)
 TRAJHUB_AVATAR_SOURCES = env_list(
     "TRAJHUB_AVATAR_SOURCES", ["https://avatars.githubusercontent.com/"]
 )
-TRAJHUB_AUTO_REDACT_KINDS = env_list("TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address"])
-# Added to apps.moderation.scanning.allowlist.DEFAULT_ALLOWLIST (reserved example domains, loopback/private/
-# documentation networks, placeholders). Keys: domains, networks, values, patterns, phones;
-# "use_defaults": False replaces the defaults instead.
+TRAJHUB_AUTO_REDACT_KINDS = env_list(
+    "TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address", "user_name"]
+)
+# Added to apps.moderation.scanning.allowlist.DEFAULT_ALLOWLIST (reserved example domains,
+# loopback/private/documentation networks, placeholders). Keys: domains, networks, values,
+# patterns, phones; "use_defaults": False replaces the defaults instead.
 TRAJHUB_SCAN_ALLOWLIST: dict = {
     "domains": env_list("TRAJHUB_SCAN_ALLOWLIST_DOMAINS", []),
     "values": env_list("TRAJHUB_SCAN_ALLOWLIST_VALUES", []),

@@ -155,8 +155,8 @@ def test_moderation_reporter_digest_as_stored():
 
 @pytest.mark.django_db
 def test_moderation_takedown_link(clock, settings):
-    from apps.moderation.services import links as reports
     from apps.moderation.models import TakedownRequest
+    from apps.moderation.services import links as reports
     from apps.trajectories.models import Trajectory
 
     assert reports.takedown_token(SimpleNamespace(pk=7)) == TAKEDOWN_TOKEN

@@ -57,6 +57,14 @@ def _keyword_samples() -> dict[str, tuple[str, str]]:
     return out
 
 
+def _harness_body() -> str:
+    return f"{s.body(22, ALNUM + '_-')}.{s.body(24)}.{s.body(20)}"
+
+
+def _azure_client_secret() -> str:
+    return s.body(3, ALNUM + "_~.") + "8Q~" + s.body(34, ALNUM + "_~.-")
+
+
 def _prefixed_samples() -> dict[str, tuple[str, str]]:
     bodies = {
         "4b1d": s.body(38),
@@ -77,6 +85,14 @@ def _prefixed_samples() -> dict[str, tuple[str, str]]:
         "tfp_": s.body(59, string.ascii_lowercase + string.digits),
         "t1.": s.body(40, ALNUM) + "." + s.body(86, ALNUM),
         "AQVN": s.body(36, ALNUM + "_-"),
+        "AKCp": s.body(69),
+        "cmVmd": s.body(59),
+        "fo1_": s.body(43, ALNUM + "_-"),
+        "fm1a_": s.body(120, ALNUM + "+/") + "==",
+        "fm1r_": s.body(104, ALNUM + "+/"),
+        "fm2_": s.body(160, ALNUM + "+/") + "=",
+        "pat.": _harness_body(),
+        "sat.": _harness_body(),
     }
     out = {}
     for rule in hand.FAMILY["literal"]:
@@ -102,6 +118,7 @@ def _samples() -> dict[str, tuple[str, str]]:
         **_keyword_samples(),
     }
     oauth = s.anthropic_oauth_token()
+    azure = _azure_client_secret()
     admin = "sk-ant-admin01-" + s.body(80, ALNUM + "_-")
     openai = s.openai_key()
     project = s.openai_project_key()
@@ -117,6 +134,7 @@ def _samples() -> dict[str, tuple[str, str]]:
         {
             "anthropic": (f"ANTHROPIC key {oauth} rotated", oauth),
             "anthropic#1": (f"admin key {admin}", admin),
+            "azure_ad_client_secret": (f"$ az ad app credential reset\n{azure}\n", azure),
             "openai": (f"$ echo {openai}", openai),
             "openai#1": (f"using {project} for the eval", project),
             "openai#2": (f"key={none_key}&x=1", none_key),
@@ -127,6 +145,9 @@ def _samples() -> dict[str, tuple[str, str]]:
                 "Xy7kP9!qL2m$",
             ),
             "email": ("Reach me at jane.roe@gmail.com today", "jane.roe@gmail.com"),
+            "home_user_0": ("$ ls /Users/alice.smith/Repositories/cli", "alice.smith"),
+            "home_user_1": ('{"cwd": "/home/dkowalski"}', "dkowalski"),
+            "home_user_2": ("PS C:\\Users\\Alice\\project> dir", "Alice"),
             "mysql_password": (f"mysql -h db -u root -p'{password}' shop", password),
             "mysql_password#1": ("mysqldump -u app -pS3cr3tPw9x shop > dump.sql", "S3cr3tPw9x"),
             "mariadb_password": (f"mariadb -u root -p{password} -e 'select 1'", password),
@@ -206,3 +227,44 @@ def test_the_rule_matches_its_shape_and_the_scan_finds_it_whole(name):
 def test_shapes_that_are_not_secrets(text):
     found = [d for d in Scanner().scan(text) if d.kind not in {"email", "phone"}]
     assert found == []
+
+
+@pytest.mark.parametrize(
+    "kind, token",
+    [
+        ("artifactory_api_key", "AKCp" + s.body(69)),
+        ("artifactory_reference_token", "cmVmd" + s.body(59)),
+        ("azure_client_secret", _azure_client_secret()),
+        ("flyio_token", "fo1_" + s.body(43, ALNUM + "_-")),
+        ("flyio_token", "fm2_" + s.body(140, ALNUM + "+/") + "=="),
+        ("harness_token", "pat." + _harness_body()),
+    ],
+)
+def test_the_kinds_missed_standing_alone_in_command_output_are_found_whole(kind, token):
+    """Issue 22: on a corpus made from the public gitleaks rules, these were missed when they
+    stood alone on a line of command output (no keyword before them)."""
+    text = f"$ cat ~/.config/ci/credentials\n{token}\n$ echo done\ndone\n"
+    at = text.index(token)
+    found = [d for d in Scanner().scan(text) if d.start <= at and d.end >= at + len(token)]
+    assert found, f"{kind} not found whole"
+    assert found[0].kind == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/home/runner/work/repo/repo",  # GitHub Actions
+        "/home/user/project",  # the OpenHands sandbox
+        "/Users/Shared/build",
+        "cd /home/ubuntu && ls",
+        "/workspace/Users/",  # no user name after it
+    ],
+)
+def test_generic_home_folders_are_not_personal_data(text):
+    assert [d for d in Scanner().scan(text) if d.kind == "user_name"] == []
+
+
+def test_a_home_folder_user_name_is_found_and_the_rest_of_the_path_kept():
+    text = "Edited /Users/dkowalski/Repositories/cli/main.go and C:\\Users\\dkowalski\\x"
+    found = [(d.kind, text[d.start : d.end]) for d in Scanner().scan(text)]
+    assert found == [("user_name", "dkowalski"), ("user_name", "dkowalski")]

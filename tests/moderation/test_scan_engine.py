@@ -17,7 +17,8 @@ import pytest
 
 from apps.moderation.scanning import checks, library, normalize
 from apps.moderation.scanning import rules as hand
-from apps.moderation.scanning.scanner import Detection, ScanMemo, Scanner
+from apps.moderation.scanning.memo import ScanMemo
+from apps.moderation.scanning.scanner import Detection, Scanner
 from tests.moderation import samples as s
 
 

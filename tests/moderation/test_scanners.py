@@ -218,7 +218,9 @@ def test_real_fixtures(real_fixture):
             found.setdefault(detection.kind, []).append(detection.text)
     # `curl -u theagentcompany:theagentcompany` in OpenAgentSafety: the benchmark's own login,
     # a real credential on a command line all the same.
-    assert set(found) == {"email", "secret", "url_credentials"}
+    assert set(found) == {"email", "secret", "url_credentials", "user_name"}
+    # An issue's crash log pasted into a Multi-SWE-bench task: someone's home folder on a Mac.
+    assert set(found["user_name"]) == {"chriskdon"}
     # (Scanned here as raw JSON: the Markdown view, decoding `\\"` and the like, finds the same
     # login a second time where JSON escapes hid it from the plain pass.)
     assert set(found["url_credentials"]) == {"theagentcompany:theagentcompany"}

@@ -178,3 +178,22 @@ def aws_secret_like(value: str) -> bool:
             any(c.isdigit() for c in chars),
         )
     return all(has) and _entropy_at_least(value, 4.2)
+
+
+# Home folders that name no one: CI and container users, placeholders in docs, system accounts.
+GENERIC_USERS = frozenset(
+    """
+    user users username name yourname your-name your_name yourusername your-username
+    your_username myuser me you runner runneradmin ubuntu debian root admin administrator
+    shared public default guest all nobody openhands app appuser node jovyan vscode coder dev
+    developer ec2-user circleci travis vagrant linuxbrew git postgres www-data docker ci build
+    builder buildkite-agent agent workspace sandbox test tester testuser demo example foo bar
+    gitpod codespace cloudshell-user pi kali claude devin swe-agent
+    """.split()
+)
+
+
+def personal_user_name(value: str) -> bool:
+    """The user-name part of a home folder (`/Users/alice/`) names someone, unless it is a
+    generic account (CI runners, containers, placeholders in documentation)."""
+    return len(value) >= 2 and not value.isdigit() and value.casefold() not in GENERIC_USERS

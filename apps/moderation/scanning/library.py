@@ -292,7 +292,7 @@ def _read_alone(
     output and a value in the next), and it may have taken the place of a real match of its
     rule in one of them. Each string's findings are then its own, whatever stands next to it,
     so that a string repeated elsewhere in the trajectory may be given the same findings
-    (`scanner.ScanMemo`). Rare: no match crosses two strings of the real trajectories."""
+    (`memo.ScanMemo`). Rare: no match crosses two strings of the real trajectories."""
     regions: list[tuple[int, int]] = []
     for start, end in sorted(crossing):
         low = text.rfind("\x00", 0, start) + 1

@@ -35,6 +35,7 @@ import hyperscan
 from apps.moderation.scanning.checks import (
     command_password,
     high_entropy,
+    personal_user_name,
     random_key_value,
     random_looking,
     random_token,
@@ -109,6 +110,15 @@ _PREFIXED: tuple[tuple[str, str, str, str], ...] = (
     ("typeform_token", "tfp_", r"[a-z0-9\-_.=]{59}", ""),
     ("yandex_token", "t1.", r"[A-Z0-9a-z_-]+={0,2}\.[A-Z0-9a-z_-]{86}={0,2}", r"[A-Z0-9a-z_-]"),
     ("yandex_api_key", "AQVN", r"[A-Za-z0-9_\-]{35,38}", r"[A-Za-z0-9_\-]{35}"),
+    # Missed standing alone in command output (issue 22, a corpus from the gitleaks rules).
+    ("artifactory_api_key", "AKCp", r"[A-Za-z0-9]{69}", ""),
+    ("artifactory_reference_token", "cmVmd", r"[A-Za-z0-9]{59}", ""),
+    ("flyio_token", "fo1_", r"[A-Za-z0-9_\-]{43}", ""),
+    ("flyio_token", "fm1a_", r"[A-Za-z0-9+/]{100,}={0,3}", r"[A-Za-z0-9+/]{100}"),
+    ("flyio_token", "fm1r_", r"[A-Za-z0-9+/]{100,}={0,3}", r"[A-Za-z0-9+/]{100}"),
+    ("flyio_token", "fm2_", r"[A-Za-z0-9+/]{100,}={0,3}", r"[A-Za-z0-9+/]{100}"),
+    ("harness_token", "pat.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ""),
+    ("harness_token", "sat.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ""),
 )
 
 # Keyword assignments whose value has no format of its own (`DB_PASSWORD=...`, a JSON member
@@ -167,6 +177,14 @@ RULES: tuple[Rule, ...] = (
         random_looking, 0,
         rf"sk-ant-(?:api|admin|sid|oat|ort){_D}{{2}}-[{_B64URL}]{{32}}",
     ),
+    # Azure AD client secrets: three characters, a digit, then `Q~`; no literal start, so the
+    # anchor is empty and the core (which starts at the first character) finds where to try.
+    Rule(
+        "azure_ad_client_secret", "azure_client_secret", SECRET, "literal", "",
+        r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        random_looking, 0,
+        r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31}",
+    ),
     Rule(
         "openai", "openai_api_key", SECRET, "literal", "sk-",
         rf"(?<![\w\-]sk-)(?:(?:proj|svcacct|admin|None)-[{_B64URL}]{{20,}}|[A-Za-z0-9]{{20,}}){_END}",
@@ -194,6 +212,18 @@ RULES: tuple[Rule, ...] = (
         r"[A-Za-z0-9._~%!$&'*+,;=-]{0,128}:(?P<value>[^\s/?#@\"'<>\x00]{3,256})@[A-Za-z0-9\[]",
         None, 2,
         r"://[A-Za-z0-9._~%!$&'*+,;=-]{0,128}:[^\s/#@\"'<>\x00]{3,256}@[A-Za-z0-9\[]",
+    ),
+    # The user-name part of a home folder (local sessions of Claude Code, Codex, ... are full of
+    # them): personal data, the rest of the path kept so that the trajectory still reads.
+    *(
+        Rule(
+            f"home_user_{index}", "user_name", PERSONAL, "literal", anchor,
+            rf"(?<![A-Za-z0-9_.~\-]{re.escape(anchor)})"
+            r"(?P<value>[A-Za-z0-9][A-Za-z0-9._\-]{0,63})(?![A-Za-z0-9._\-])",
+            personal_user_name, 3,
+            re.escape(anchor) + r"[A-Za-z0-9][A-Za-z0-9._\-]",
+        )
+        for index, anchor in enumerate(("/Users/", "/home/", "\\Users\\"))
     ),
     # The local part of an email is found by the post-processor, looking back from the `@`.
     Rule(

@@ -21,6 +21,7 @@ from django.conf import settings
 
 from apps.moderation.models import IMAGE_PATH
 from apps.moderation.scanning import scanner as engine
+from apps.moderation.scanning.memo import ScanMemo
 from apps.trajectories.models import Event, Image, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -170,7 +171,7 @@ def find_in_trajectory(
     batch: list[tuple[int | None, str, str, str | None]] = []
     cut: list[tuple[int | None, str, str]] = []
     size = 0
-    memo = engine.ScanMemo()  # a string repeated anywhere in the trajectory is read once
+    memo = ScanMemo()  # a string repeated anywhere in the trajectory is read once
 
     def flush() -> None:
         results = scanner.scan_many([text for _, _, text, _ in batch], memo)

@@ -165,8 +165,8 @@ def table_cell(value: str) -> str:
 
 
 def card_text(release: Release, files: list[WrittenFile], previous: Release | None) -> str:
-    """The card: YAML front matter, then the Markdown body (its template is most of this
-    function's length: one f-string, kept whole so that it reads as the card does)."""
+    """The card: YAML front matter, then the Markdown body. Long because its template is most
+    of it: one f-string, kept whole so that it reads as the card does."""
     site = settings.SITE_URL
     name = settings.TRAJHUB_RELEASE_NAME
     min_events = settings.TRAJHUB_RELEASE_MIN_EVENTS

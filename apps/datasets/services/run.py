@@ -172,7 +172,9 @@ def _start(
 ) -> ReleaseRunResult:
     """Fix the next release's content and announce or publish it. `removal_of`: a removal-only
     release, that published release's trajectories less those no longer eligible (the gate
-    already passed them; nothing is added, so nobody is told and it publishes at once)."""
+    already passed them; nothing is added, so nobody is told and it publishes at once).
+    Long because its steps (content, counts, the row, announce or publish) share one release
+    row and one decision; apart, each would take and return most of the others' state."""
     if removal_of is not None:
         previous: Release | None = removal_of
         current = dict(

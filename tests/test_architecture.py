@@ -105,13 +105,11 @@ def test_every_app_is_in_a_layer_and_says_what_it_owns():
 def test_imports_run_down_the_layers():
     upward = []
     for name in _modules():
-        for target, imported, line in _imports(name):
+        for target, _imported, line in _imports(name):
             here, there = _app(name), _app(target)
             if here == there:
                 continue
-            if there == "config" or (
-                there in LAYERS and LAYERS.index(there) > LAYERS.index(here)
-            ):
+            if there == "config" or (there in LAYERS and LAYERS.index(there) > LAYERS.index(here)):
                 upward.append(f"{_modules()[name].relative_to(ROOT)}:{line} imports {target}")
     assert upward == []
 

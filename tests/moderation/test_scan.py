@@ -230,3 +230,37 @@ def test_many_distinct_values_hold_a_trajectory_instead_of_approving_it(settings
     assert not Trajectory.objects.public().filter(pk=many.pk).exists()
     few = make_trajectory(events=[" ".join(emails[:30])])
     assert trajectory_scan(trajectory=few).review_state == "approved"
+
+
+def test_a_home_folder_user_name_is_redacted_wherever_it_stands_in_the_trajectory():
+    """Issue 22: local sessions are full of the user's home folder; the name in it is personal
+    data, and so is the same name in a prompt, `whoami` output or a git author line of the same
+    trajectory. The rest of the path stays, so the trajectory still reads."""
+    events = [
+        ("cd /Users/dkowalski/work/greet && ls", {"args": {"cwd": "/Users/dkowalski/work"}}),
+        ("dkowalski@laptop greet % whoami\ndkowalski", {}),
+        ("Author: dkowalski <dk@users.noreply.github.com>", {}),
+        ("dkowalskis and xdkowalski are other words", {}),
+    ]
+    trajectory = make_trajectory(events=events, metadata={"cwd": "/home/dkowalski/greet"})
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.review_state == "approved"  # redacted automatically, not held
+    trajectory.refresh_from_db()
+    view = public_view(trajectory)
+    assert view[0] == (
+        "cd /Users/<USER_NAME_1>/work/greet && ls",
+        {"args": {"cwd": "/Users/<USER_NAME_1>/work"}},
+    )
+    assert view[1][0] == "<USER_NAME_1>@laptop greet % whoami\n<USER_NAME_1>"
+    assert view[2][0].startswith("Author: <USER_NAME_1> <")
+    # A redaction replaces its value wherever it stands, inside other words too.
+    assert view[3][0] == "<USER_NAME_1>s and x<USER_NAME_1> are other words"
+    assert redactor(trajectory.redactions)(trajectory.metadata["cwd"]) == (
+        "/home/<USER_NAME_1>/greet"
+    )
+
+
+def test_generic_home_folders_name_no_one():
+    trajectory = make_trajectory(events=["cd /home/runner/work && ls /home/user /Users/Shared"])
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.counts == {}

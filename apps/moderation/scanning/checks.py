@@ -195,5 +195,8 @@ GENERIC_USERS = frozenset(
 
 def personal_user_name(value: str) -> bool:
     """The user-name part of a home folder (`/Users/alice/`) names someone, unless it is a
-    generic account (CI runners, containers, placeholders in documentation)."""
-    return len(value) >= 2 and not value.isdigit() and value.casefold() not in GENERIC_USERS
+    generic account (CI runners, containers, placeholders in documentation). At least three
+    characters: a redaction replaces its value wherever it stands in the trajectory (that is
+    how the name is also hidden in `alice@laptop` prompts and `whoami` output), and a shorter
+    one would cut up ordinary words."""
+    return len(value) >= 3 and not value.isdigit() and value.casefold() not in GENERIC_USERS

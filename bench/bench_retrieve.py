@@ -43,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATABASE_URL = os.environ.get(
@@ -220,8 +222,6 @@ def _analyze() -> None:
 def _embeddings(instructions: list[str]) -> Any:
     """Real embeddings of every document, encoding each distinct instruction once (the
     generated ones repeat: a few thousand texts instead of 100,000)."""
-    import numpy as np
-
     from apps.learn.retrieval import dense
 
     unique = sorted(set(instructions))
@@ -230,31 +230,90 @@ def _embeddings(instructions: list[str]) -> Any:
     return np.asarray(vectors[[where[text] for text in instructions]], dtype=np.float32)
 
 
-def _dense_agreement(loaded, asks: list[str]) -> float:
-    """Share of the exact top 5 (a full scan) that the searched cells find: scores at or above
-    the exact fifth best count (generated instructions repeat, so ids tie)."""
-    import numpy as np
-
+def _dense_agreement(loaded, asks: list[str], vectors) -> float:
+    """Share of the exact top 5 (a full scan of the documents' `vectors`) that the index in use
+    finds: scores at or above the exact fifth best count (generated instructions repeat, so ids
+    tie)."""
     from apps.learn.retrieval import dense, index
 
-    if loaded.dense_cells is None:
-        return 1.0
     found = 0
     for text in asks:
         vector = dense.encode([text])[0]
-        docs = np.asarray(loaded.dense_docs)
-        exact = np.empty(len(docs), dtype=np.float32)
-        exact[docs] = np.asarray(loaded.dense @ vector)
-        fifth = np.sort(exact)[-5]
+        fifth = np.sort(vectors @ vector)[-5]
         hits = index.dense_search(loaded, text, 5, vector=vector)
         found += sum(score >= fifth - 1e-6 for _, score in hits)
     return found / (5 * len(asks))
 
 
+class Cells:
+    """Today's (main's) home-made inverted file, for the side-by-side only: spherical k-means
+    into about 2 * sqrt(n) cells on a sample of 64 vectors a cell, rows grouped by cell, a query
+    scores the TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells. Answers faiss' `search()`."""
+
+    def __init__(self, vectors, iterations: int = 10, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        count = len(vectors)
+        cells = max(16, int(2 * np.sqrt(count)))
+        sample = vectors[rng.choice(count, size=min(count, 64 * cells), replace=False)]
+        centroids = sample[rng.choice(len(sample), size=cells, replace=False)].copy()
+        for _ in range(iterations):
+            labels = np.argmax(sample @ centroids.T, axis=1)
+            sums = np.zeros_like(centroids)
+            np.add.at(sums, labels, sample)
+            empty = np.bincount(labels, minlength=cells) == 0
+            sums[empty] = sample[rng.choice(len(sample), size=int(empty.sum()))]
+            centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+        labels = np.concatenate(
+            [
+                np.argmax(vectors[start : start + 8192] @ centroids.T, axis=1)
+                for start in range(0, count, 8192)
+            ]
+        )
+        self.order = np.argsort(labels, kind="stable").astype(np.int64)
+        self.offsets = np.zeros(cells + 1, dtype=np.int64)
+        np.cumsum(np.bincount(labels, minlength=cells), out=self.offsets[1:])
+        self.cells = centroids.astype(np.float32)
+        self.vectors = np.ascontiguousarray(vectors[self.order])
+        self.ntotal = count
+
+    def search(self, queries, k: int, params=None):
+        from django.conf import settings
+
+        query = queries[0]
+        probes = min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, len(self.cells))
+        near = np.argpartition(-(self.cells @ query), probes - 1)[:probes]
+        spans = [(int(self.offsets[c]), int(self.offsets[c + 1])) for c in np.sort(near)]
+        scores = np.concatenate([self.vectors[a:b] @ query for a, b in spans])
+        rows = np.concatenate([self.order[a:b] for a, b in spans])
+        top = np.argpartition(-scores, min(k, len(scores)) - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return scores[top][None, :], rows[top][None, :]
+
+
+def _variants(loaded, vectors, names: list[str]) -> dict[str, Any]:
+    """The loaded build with each dense index of `names` in place of the one built: "faiss" (the
+    site's), "exact" (faiss' flat index: a full scan), "cells" (today's, above)."""
+    import dataclasses
+
+    import faiss
+
+    made = {}
+    for name in names:
+        if name == "faiss":
+            made[name] = loaded
+            continue
+        if name == "exact":
+            found = faiss.IndexFlatIP(vectors.shape[1])
+            found.add(vectors)
+        else:
+            found = Cells(vectors)
+        made[name] = dataclasses.replace(loaded, dense=found)
+    return made
+
+
 def latency(
-    sizes: list[int], queries: int, with_dense: bool, profile: int = 0
+    sizes: list[int], queries: int, with_dense: bool, profile: int = 0, indexes: str = "faiss"
 ) -> list[tuple[str, int, float, float, float]]:
-    import numpy as np
     from django.test import Client
 
     from apps.learn.retrieval import dense, index
@@ -265,6 +324,7 @@ def latency(
     for size in sizes:
         load(size, rng)
         started = time.perf_counter()
+        vectors = None
         if with_dense:
             rows = list(
                 examples_public().order_by("pk").values_list("pk", "instruction", "window__steps")
@@ -280,7 +340,7 @@ def latency(
             index.index_build()
         build = time.perf_counter() - started
         loaded = index.current()
-        cells = 0 if loaded.dense_cells is None else len(loaded.dense_cells)
+        cells = getattr(loaded.dense, "nlist", 0)
         print(
             f"\n{size:,} examples: index built in {build:.1f} s ({loaded.name}, dense: "
             f"{loaded.dense is not None}, cells: {cells or 'none (full scan)'}), "
@@ -298,26 +358,35 @@ def latency(
             {"instruction": asks[0], "observation": seen[0]},
             content_type="application/json",
         )
+        # Each dense index asked in turn, query by query: the build's, loaded as the site does
+        # (index._current), swapped for each variant.
+        variants = {"": loaded}
         if with_dense:
-            agreement = _dense_agreement(loaded, asks[:50])
-            print(f"dense: the searched cells find {agreement:.1%} of an exact scan's top 5")
+            variants = _variants(loaded, vectors, indexes.split(","))
+            for name, each in variants.items():
+                agreement = _dense_agreement(each, asks[:50], vectors)
+                print(f"dense [{name}]: finds {agreement:.1%} of an exact scan's top 5")
         # Floors and requests interleaved query by query, so that a change of load on the
         # machine moves both. The floors: bm25s' own retrieve(); the plain fastest way (bm25s'
         # scores, numpy's partition of the top 5, what an endpoint cannot beat); that plus
         # encoding the query alone (dense). The requests: a new instruction each (the query
         # cache emptied first), and an agent's loop (the same task instruction asked again at
         # the next step, with a new observation: its embedding comes from the cache).
-        dense_label = " + dense" if with_dense else ""
-        cases = [
-            (f"instruction BM25{dense_label}", False, False),
-            (f"+ observation BM25{dense_label}", True, False),
-        ]
-        if with_dense:
-            cases.append(("+ observation BM25 + dense, instruction cached", True, True))
+        cases = []
+        for name in variants:
+            dense_label = f" + dense [{name}]" if with_dense else ""
+            cases += [
+                (f"instruction BM25{dense_label}", False, False, name),
+                (f"+ observation BM25{dense_label}", True, False, name),
+            ]
+            if with_dense:
+                cases.append(
+                    (f"+ observation BM25{dense_label}, instruction cached", True, True, name)
+                )
         library: list[float] = []
         plain: list[float] = []
         encode: list[float] = []
-        times: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+        times: dict[str, list[float]] = {label: [] for label, _, _, _ in cases}
         for text, obs in zip(asks, seen, strict=True):
             t = time.perf_counter()
             loaded.instruction.retrieve(index.tokenize([text]), k=5, show_progress=False)
@@ -330,7 +399,8 @@ def latency(
                 t = time.perf_counter()
                 dense.encode([text])
                 encode.append((time.perf_counter() - t) * 1000)
-            for label, with_observation, cached in cases:
+            for label, with_observation, cached, name in cases:
+                index._current = variants[name]
                 body = {"instruction": text, "k": 5}
                 if with_observation:
                     body["observation"] = obs
@@ -348,7 +418,8 @@ def latency(
         if with_dense:
             base = [a + b for a, b in zip(plain, encode, strict=True)]
             results.append(("floor: that + encoding the query", size, *_p(base), 0.0))
-        for label, _, _ in cases:
+        index._current = loaded
+        for label, _, _, _ in cases:
             p50, p95 = _p(times[label])
             results.append((f"POST /retrieve, {label}", size, p50, p95, p95 / _p(base)[1]))
         print(f"load average after the requests: {os.getloadavg()[0]:.1f}")
@@ -516,6 +587,11 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-dense", action="store_true")
+    parser.add_argument(
+        "--dense-index",
+        default="faiss,exact",
+        help="dense indexes asked side by side: faiss (the site's), exact (a full scan), cells",
+    )
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument(
@@ -542,14 +618,19 @@ def main() -> int:
     failed = False
     if not args.skip_latency:
         results = latency(
-            [int(s) for s in args.sizes.split(",")], args.queries, with_dense, args.profile
+            [int(s) for s in args.sizes.split(",")],
+            args.queries,
+            with_dense,
+            args.profile,
+            args.dense_index,
         )
         print(f"\n{'what':<52}{'examples':>10}{'p50 ms':>9}{'p95 ms':>9}{'p95/floor':>11}")
         for label, size, p50, p95, ratio in results:
             verdict = ""
             if label.startswith("POST") and size >= 100_000:
                 ok = p95 <= TARGET_MS
-                failed |= not ok
+                # The site's index is held to the target; the others are there to compare.
+                failed |= not ok and "[exact]" not in label and "[cells]" not in label
                 verdict = f"  target p95 <= {TARGET_MS:.0f} ms: {'PASS' if ok else 'FAIL'}"
             print(
                 f"{label:<52}{size:>10,}{p50:>9.1f}{p95:>9.1f}{(f'{ratio:.1f}x' if ratio else ''):>11}{verdict}"

@@ -387,6 +387,8 @@ def latency(
         plain: list[float] = []
         encode: list[float] = []
         times: dict[str, list[float]] = {label: [] for label, _, _, _ in cases}
+        # The dense index's own part: its search of an encoded query, alone.
+        searched: dict[str, list[float]] = {name: [] for name in variants}
         for text, obs in zip(asks, seen, strict=True):
             t = time.perf_counter()
             loaded.instruction.retrieve(index.tokenize([text]), k=5, show_progress=False)
@@ -397,8 +399,12 @@ def latency(
             plain.append((time.perf_counter() - t) * 1000)
             if with_dense:
                 t = time.perf_counter()
-                dense.encode([text])
+                vector = dense.encode([text])[0]
                 encode.append((time.perf_counter() - t) * 1000)
+                for name, each in variants.items():
+                    t = time.perf_counter()
+                    index.dense_search(each, text, 5, vector=vector)
+                    searched[name].append((time.perf_counter() - t) * 1000)
             for label, with_observation, cached, name in cases:
                 index._current = variants[name]
                 body = {"instruction": text, "k": 5}
@@ -418,6 +424,8 @@ def latency(
         if with_dense:
             base = [a + b for a, b in zip(plain, encode, strict=True)]
             results.append(("floor: that + encoding the query", size, *_p(base), 0.0))
+            for name, values in searched.items():
+                results.append((f"dense index search alone [{name}]", size, *_p(values), 0.0))
         index._current = loaded
         for label, _, _, _ in cases:
             p50, p95 = _p(times[label])

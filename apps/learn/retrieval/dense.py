@@ -385,8 +385,8 @@ def search(found: Any, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarra
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
     params = None
     if isinstance(found, faiss.IndexIVF):
-        probes = max(1, min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, found.nlist))
-        params = faiss.SearchParametersIVF(nprobe=probes)
+        params = faiss.SearchParametersIVF()
+        params.nprobe = max(1, min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, found.nlist))
     scores, rows = found.search(np.asarray(query, dtype=np.float32)[None, :], k, params=params)
     kept = rows[0] >= 0  # fewer than k rows in the cells read: faiss pads with -1
     return rows[0][kept], scores[0][kept]

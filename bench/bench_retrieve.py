@@ -9,8 +9,10 @@
     once). Floors, same run: bm25s' own retrieve() of the same queries on the same index, and
     with dense that plus the model's encoding of the query alone (no dense search is faster
     than encoding its query); the ratio is to the floor of the same mix. With dense, also how
-    much of an exact scan's top 5 the partitioned index finds. Target (DESIGN.md): p95 <= 50 ms
-    at 100,000 examples. The load average is printed with each size.
+    much of an exact scan's top 5 the partitioned index finds. `--dense-index faiss,exact` (the
+    default) asks the site's index and an exact scan (faiss' flat index) side by side, query by
+    query, each request and each index's search alone. Target (DESIGN.md): p95 <= 50 ms at
+    100,000 examples. The load average is printed with each size.
 
 (2) Quality on real data, no LLM: every real trajectory of fixtures/real (and tests/samples)
     indexed as one whole-trajectory example whose instruction is the one its file carries (the
@@ -25,6 +27,7 @@
     (TRAJHUB_LLM_BASE_URL=... TRAJHUB_LLM_MODEL=...) and read its kept / dropped report.
 
     .venv/bin/python bench/bench_retrieve.py [--sizes 10000,100000] [--queries 300] [--no-dense]
+        [--dense-index faiss,exact]
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench_retrieve),
 TRAJHUB_FIXTURES_DIR (default ../shared/fixtures).
@@ -245,54 +248,9 @@ def _dense_agreement(loaded, asks: list[str], vectors) -> float:
     return found / (5 * len(asks))
 
 
-class Cells:
-    """Today's (main's) home-made inverted file, for the side-by-side only: spherical k-means
-    into about 2 * sqrt(n) cells on a sample of 64 vectors a cell, rows grouped by cell, a query
-    scores the TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells. Answers faiss' `search()`."""
-
-    def __init__(self, vectors, iterations: int = 10, seed: int = 0) -> None:
-        rng = np.random.default_rng(seed)
-        count = len(vectors)
-        cells = max(16, int(2 * np.sqrt(count)))
-        sample = vectors[rng.choice(count, size=min(count, 64 * cells), replace=False)]
-        centroids = sample[rng.choice(len(sample), size=cells, replace=False)].copy()
-        for _ in range(iterations):
-            labels = np.argmax(sample @ centroids.T, axis=1)
-            sums = np.zeros_like(centroids)
-            np.add.at(sums, labels, sample)
-            empty = np.bincount(labels, minlength=cells) == 0
-            sums[empty] = sample[rng.choice(len(sample), size=int(empty.sum()))]
-            centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-        labels = np.concatenate(
-            [
-                np.argmax(vectors[start : start + 8192] @ centroids.T, axis=1)
-                for start in range(0, count, 8192)
-            ]
-        )
-        self.order = np.argsort(labels, kind="stable").astype(np.int64)
-        self.offsets = np.zeros(cells + 1, dtype=np.int64)
-        np.cumsum(np.bincount(labels, minlength=cells), out=self.offsets[1:])
-        self.cells = centroids.astype(np.float32)
-        self.vectors = np.ascontiguousarray(vectors[self.order])
-        self.ntotal = count
-
-    def search(self, queries, k: int, params=None):
-        from django.conf import settings
-
-        query = queries[0]
-        probes = min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, len(self.cells))
-        near = np.argpartition(-(self.cells @ query), probes - 1)[:probes]
-        spans = [(int(self.offsets[c]), int(self.offsets[c + 1])) for c in np.sort(near)]
-        scores = np.concatenate([self.vectors[a:b] @ query for a, b in spans])
-        rows = np.concatenate([self.order[a:b] for a, b in spans])
-        top = np.argpartition(-scores, min(k, len(scores)) - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return scores[top][None, :], rows[top][None, :]
-
-
 def _variants(loaded, vectors, names: list[str]) -> dict[str, Any]:
     """The loaded build with each dense index of `names` in place of the one built: "faiss" (the
-    site's), "exact" (faiss' flat index: a full scan), "cells" (today's, above)."""
+    site's), "exact" (faiss' flat index: a full scan)."""
     import dataclasses
 
     import faiss
@@ -302,11 +260,10 @@ def _variants(loaded, vectors, names: list[str]) -> dict[str, Any]:
         if name == "faiss":
             made[name] = loaded
             continue
-        if name == "exact":
-            found = faiss.IndexFlatIP(vectors.shape[1])
-            found.add(vectors)
-        else:
-            found = Cells(vectors)
+        if name != "exact":
+            raise SystemExit(f"--dense-index: {name!r} is neither faiss nor exact")
+        found = faiss.IndexFlatIP(vectors.shape[1])
+        found.add(vectors)
         made[name] = dataclasses.replace(loaded, dense=found)
     return made
 
@@ -598,7 +555,7 @@ def main() -> int:
     parser.add_argument(
         "--dense-index",
         default="faiss,exact",
-        help="dense indexes asked side by side: faiss (the site's), exact (a full scan), cells",
+        help="dense indexes asked side by side: faiss (the site's), exact (a full scan)",
     )
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-quality", action="store_true")
@@ -638,7 +595,7 @@ def main() -> int:
             if label.startswith("POST") and size >= 100_000:
                 ok = p95 <= TARGET_MS
                 # The site's index is held to the target; the others are there to compare.
-                failed |= not ok and "[exact]" not in label and "[cells]" not in label
+                failed |= not ok and "[exact]" not in label
                 verdict = f"  target p95 <= {TARGET_MS:.0f} ms: {'PASS' if ok else 'FAIL'}"
             print(
                 f"{label:<52}{size:>10,}{p50:>9.1f}{p95:>9.1f}{(f'{ratio:.1f}x' if ratio else ''):>11}{verdict}"

@@ -323,9 +323,10 @@ def encode_query(text: str) -> np.ndarray:
 
 @cache
 def one_blas_thread() -> None:
-    """numpy's BLAS (OpenBLAS) on one thread in this process, once the dense index is used.
+    """numpy's BLAS (OpenBLAS) on one thread in this process, once the dense index is used
+    (faiss' OpenMP too: read_index). Measured when the dense search was numpy's own:
 
-    A dense search is a few small matrix-vector products; OpenBLAS splits one over both cores
+    A dense search was a few small matrix-vector products; OpenBLAS splits one over both cores
     and its threads then spin-wait for the next, taking the CPU from the rest of the request and
     from the encoder. At 10,000 examples (a full scan), load 4.5: p50 12.5 ms with one thread,
     33.5 ms with two; the encoder alone 4.3 against 9.7 ms. A web process serves one request at

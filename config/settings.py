@@ -556,9 +556,10 @@ TRAJHUB_RETRIEVE_DIR = Path(os.environ.get("TRAJHUB_RETRIEVE_DIR", VAR_DIR / "re
 TRAJHUB_RETRIEVE_MAX_K = env_int("TRAJHUB_RETRIEVE_MAX_K", 20)
 # Dense retrieval: "auto" uses it when the `dense` extra is installed; "off" never loads it.
 TRAJHUB_RETRIEVE_DENSE = os.environ.get("TRAJHUB_RETRIEVE_DENSE", "auto").strip().lower()
-# From this many examples on, the dense index is partitioned (an inverted file of k-means
-# cells, searched in the TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells): a full scan reads every
-# embedding (150 MB at 100,000 examples) per query, tens of milliseconds on a busy machine.
+# From this many examples on, the dense index is partitioned (faiss' inverted file, IndexIVFFlat:
+# about 2 * sqrt(n) k-means cells = nlist, searched in the TRAJHUB_RETRIEVE_DENSE_PROBES = nprobe
+# nearest cells): a full scan reads every embedding (150 MB at 100,000 examples) per query,
+# tens of milliseconds on a busy machine.
 TRAJHUB_RETRIEVE_DENSE_CELLS_FROM = env_int("TRAJHUB_RETRIEVE_DENSE_CELLS_FROM", 20_000)
 TRAJHUB_RETRIEVE_DENSE_PROBES = env_int("TRAJHUB_RETRIEVE_DENSE_PROBES", 32)
 # Where the secret scanner (Kingfisher) keeps its compiled rules, so a new process loads them

@@ -51,12 +51,20 @@ def test_dense_finds_a_paraphrase_that_shares_no_word(dense_on):
     assert 0 < dense_hits[0]["score"] <= 1
 
 
-def test_partitioned_index_reads_few_cells_and_finds_the_exact_neighbours(settings, monkeypatch):
-    """From TRAJHUB_RETRIEVE_DENSE_CELLS_FROM documents on, the embeddings are stored grouped by
-    k-means cell and a query scores only the nearest cells: on clustered data it finds what a
-    full scan finds. No model needed: the vectors are given."""
-    import numpy as np
+def _faiss():
+    try:
+        import faiss
+    except ImportError:
+        skip_or_fail("faiss-cpu (the dense extra) is not installed: pip install -e .[dense]")
+    return faiss
 
+
+def test_partitioned_index_reads_few_cells_and_finds_the_exact_neighbours(settings, monkeypatch):
+    """From TRAJHUB_RETRIEVE_DENSE_CELLS_FROM documents on, the embeddings are a faiss inverted
+    file of about 2 * sqrt(n) k-means cells and a query scores only the
+    TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells: on clustered data it finds what a full scan
+    finds. No model needed: the vectors are given."""
+    faiss = _faiss()
     monkeypatch.setattr(dense, "available", lambda: True)
     settings.TRAJHUB_RETRIEVE_DENSE_CELLS_FROM = 1000
     settings.TRAJHUB_RETRIEVE_DENSE_PROBES = 8
@@ -66,34 +74,36 @@ def test_partitioned_index_reads_few_cells_and_finds_the_exact_neighbours(settin
     vectors = centres[labels] + 0.3 * rng.standard_normal((4000, 64))
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
     ids = list(range(10_000, 14_000))
-    index.build_from(ids, ["list the files"] * 4000, ["files listed"] * 4000, embeddings=vectors)
-    loaded = index.current()
-    assert loaded.dense_cells is not None and len(loaded.dense_cells) == int(2 * np.sqrt(4000))
-    assert sorted(np.asarray(loaded.dense_docs)) == list(range(4000))
-    assert int(loaded.dense_offsets[-1]) == 4000
-    searched = []
-    monkeypatch.setattr(
-        index,
-        "_dense_scores",
-        lambda loaded, query, real=index._dense_scores: (
-            searched.append(real(loaded, query)) or searched[-1]
-        ),
+    name = index.build_from(
+        ids, ["list the files"] * 4000, ["files listed"] * 4000, embeddings=vectors
     )
+    assert (index.root() / "builds" / name / "dense.faiss").is_file()
+    loaded = index.current()
+    assert isinstance(loaded.dense, faiss.IndexIVFFlat)
+    assert loaded.dense.nlist == int(2 * np.sqrt(4000)) and loaded.dense.ntotal == 4000
+    stats = faiss.cvar.indexIVF_stats
+    read = []
     for number in range(20):
         query = vectors[number * 97]
         exact = np.argsort(-(vectors @ query))[:5]
+        stats.reset()
         hits = index.dense_search(loaded, "a query", 5, vector=query)
+        read.append(stats.ndis)
         assert [pk for pk, _ in hits] == [ids[doc] for doc in exact]
         assert hits[0] == (ids[number * 97], pytest.approx(1.0, abs=1e-5))
     # Eight cells of 126 searched: a small share of the rows read per query.
-    assert max(len(scores) for _, scores in searched) < 4000 / 4
+    assert 0 < max(read) < 4000 / 4
+    # Every cell probed: every row is read.
+    settings.TRAJHUB_RETRIEVE_DENSE_PROBES = 1000
+    stats.reset()
+    index.dense_search(loaded, "a query", 5, vector=vectors[0])
+    assert stats.ndis == 4000
 
 
 def test_a_process_searching_a_dense_index_runs_blas_on_one_thread(settings, monkeypatch):
     # OpenBLAS' idle threads spin on the busy cores and slowed whole requests 2-3x.
     threadpoolctl = pytest.importorskip("threadpoolctl", reason="the dense extra installs it")
-    import numpy as np
-
+    _faiss()
     monkeypatch.setattr(dense, "available", lambda: True)
     index.build_from(
         [1, 2], ["list files", "run tests"], ["ok", "ok"], embeddings=np.eye(2, dtype=np.float32)
@@ -104,16 +114,57 @@ def test_a_process_searching_a_dense_index_runs_blas_on_one_thread(settings, mon
 
 
 def test_small_index_is_a_full_scan(settings, monkeypatch):
-    import numpy as np
-
+    faiss = _faiss()
     monkeypatch.setattr(dense, "available", lambda: True)
     vectors = np.eye(8, dtype=np.float32)
     index.build_from(
         list(range(8)), ["list the files"] * 8, ["files listed"] * 8, embeddings=vectors
     )
     loaded = index.current()
-    assert loaded.dense_cells is None and loaded.dense_docs is None
+    assert isinstance(loaded.dense, faiss.IndexFlatIP) and loaded.dense.ntotal == 8
     assert index.dense_search(loaded, "q", 2, vector=vectors[3])[0] == (3, 1.0)
+    # More asked than there are documents, some excluded: what is left, best first.
+    hits = index.dense_search(loaded, "q", 20, vector=vectors[3], exclude={3})
+    assert len(hits) == 7 and all(score == 0.0 for _, score in hits)
+
+
+def test_without_faiss_the_dense_extra_is_not_installed(monkeypatch):
+    """faiss is part of the extra: without it the site answers with BM25 only, as without any
+    of the extra, and never imports the encoder."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "faiss" else real(name, *a)
+    )
+    assert dense.installed.__wrapped__() is False
+
+
+def test_a_dense_index_that_cannot_be_read_here_leaves_bm25(settings, monkeypatch):
+    # Built where the extra was, read by a process where faiss is not: BM25 answers alone.
+    _faiss()
+    monkeypatch.setattr(dense, "available", lambda: True)
+    kept = [
+        make_example(make_session("Files", [("ls", "a")]), "List the files in the folder"),
+        make_example(make_session("Tests", [("pytest", "ok")]), "Run the tests of the parser"),
+    ]
+    index.build_from(
+        [e.pk for e in kept],
+        [e.instruction for e in kept],
+        ["a", "ok"],
+        embeddings=np.eye(2, dtype=np.float32),
+    )
+
+    def missing(path):
+        raise ImportError("No module named 'faiss'")
+
+    monkeypatch.setattr(dense, "read_index", missing)
+    loaded = index.current()
+    assert loaded is not None and loaded.dense is None and len(loaded) == 2
+    body = APIClient().post("/api/v1/retrieve", {"instruction": "list files"}, format="json")
+    assert body.status_code == 200
+    found = body.json()["examples"]
+    assert [(e["id"], e["retriever"]) for e in found] == [(kept[0].pk, "instruction_bm25")]
 
 
 def test_a_request_encodes_its_instruction_once_and_the_next_step_not_again(dense_on, monkeypatch):

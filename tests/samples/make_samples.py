@@ -337,6 +337,208 @@ def openai_messages() -> dict:
     }
 
 
+def claude_code_session() -> list[dict]:
+    """A Claude Code transcript: a prompt, thinking, a Bash call, an Edit with its patch, a Task
+    whose subagent streams its work as progress lines, a compaction, and bookkeeping lines."""
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/Users/alice/work/greet",
+        "sessionId": "5f0c2a8e-1d3b-4c6a-9e7f-0a1b2c3d4e5f",
+        "version": "2.1.41",
+        "gitBranch": "main",
+    }
+    usage = {"input_tokens": 12, "output_tokens": 40, "cache_read_input_tokens": 100}
+
+    def line(n: int, kind: str, parent: int | None, **fields) -> dict:
+        return {
+            **base,
+            "parentUuid": f"u{parent}" if parent is not None else None,
+            "type": kind,
+            "uuid": f"u{n}",
+            "timestamp": ts(n) + "Z",
+            **fields,
+        }
+
+    def reply(n: int, parent: int, message_id: str, *blocks: dict) -> dict:
+        message = {
+            "model": "claude-sonnet-4-5",
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "content": list(blocks),
+            "usage": usage,
+        }
+        return line(n, "assistant", parent, message=message)
+
+    def result(n: int, parent: int, call: str, content: str, **extra) -> dict:
+        block = {"type": "tool_result", "tool_use_id": call, "content": content}
+        return line(n, "user", parent, message={"role": "user", "content": [block]}, **extra)
+
+    subagent_call = {"type": "tool_use", "id": "toolu_grep", "name": "Grep",
+                     "input": {"pattern": "print", "path": "."}}  # fmt: skip
+    subagent = [
+        {"type": "user", "uuid": "s1", "message": {"role": "user", "content": [
+            {"type": "text", "text": "Find where greet.py prints"}]}},
+        {"type": "assistant", "uuid": "s2", "message": {"role": "assistant", "id": "msg_s2",
+            "model": "claude-haiku-4-5", "content": [subagent_call]}},
+        {"type": "user", "uuid": "s3", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_grep", "content": "greet.py:4"}]}},
+        {"type": "assistant", "uuid": "s4", "message": {"role": "assistant", "id": "msg_s4",
+            "model": "claude-haiku-4-5", "content": [{"type": "text",
+                                                      "text": "greet.py prints on line 4."}]}},
+    ]  # fmt: skip
+    edit = {"file_path": "greet.py", "old_string": "def main():\n",
+            "new_string": "VERBOSE = '--verbose' in sys.argv\n\ndef main():\n"}  # fmt: skip
+    return [
+        {
+            "type": "file-history-snapshot",
+            "messageId": "u1",
+            "snapshot": {},
+            "isSnapshotUpdate": False,
+        },
+        line(1, "user", None, message={"role": "user", "content": TASK}),
+        reply(
+            2,
+            1,
+            "msg_2",
+            {
+                "type": "thinking",
+                "thinking": "Look at the file first.",
+                "signature": "c2lnbmF0dXJl",
+            },
+        ),
+        reply(
+            3,
+            2,
+            "msg_2",
+            {
+                "type": "tool_use",
+                "id": "toolu_cat",
+                "name": "Bash",
+                "input": {"command": "cat greet.py", "description": "Show it"},
+            },
+        ),
+        result(
+            4,
+            3,
+            "toolu_cat",
+            "import sys\n\ndef main():\n    print('hello')\n",
+            toolUseResult={"stdout": "import sys\n...", "stderr": "", "interrupted": False},
+        ),
+        reply(
+            5,
+            4,
+            "msg_5",
+            {
+                "type": "tool_use",
+                "id": "toolu_task",
+                "name": "Task",
+                "input": {
+                    "description": "Find the print",
+                    "prompt": "Find where greet.py prints",
+                    "subagent_type": "Explore",
+                },
+            },
+        ),
+        *[
+            line(
+                6 + i,
+                "progress",
+                5,
+                parentToolUseID="toolu_task",
+                toolUseID=f"agent_{i}",
+                data={
+                    "type": "agent_progress",
+                    "agentId": "a1b2c3",
+                    "prompt": "Find where greet.py prints",
+                    "message": {**nested, "timestamp": ts(6 + i) + "Z"},
+                },
+            )
+            for i, nested in enumerate(subagent)
+        ],
+        result(10, 5, "toolu_task", "greet.py prints on line 4."),
+        reply(
+            11,
+            10,
+            "msg_11",
+            {"type": "tool_use", "id": "toolu_edit", "name": "Edit", "input": edit},
+        ),
+        result(
+            12,
+            11,
+            "toolu_edit",
+            "The file greet.py has been updated.",
+            toolUseResult={
+                "filePath": "greet.py",
+                "structuredPatch": [
+                    {"oldStart": 1, "lines": [" import sys", "+VERBOSE = '--verbose' in sys.argv"]}
+                ],
+            },
+        ),
+        reply(
+            13,
+            12,
+            "msg_13",
+            {
+                "type": "tool_use",
+                "id": "toolu_test",
+                "name": "Bash",
+                "input": {"command": "python -m pytest -q"},
+            },
+        ),
+        result(
+            14,
+            13,
+            "toolu_test",
+            "Exit code 1\nno tests ran",
+        ),
+        line(
+            15,
+            "system",
+            14,
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            compactMetadata={"trigger": "auto", "preTokens": 150000},
+            level="info",
+        ),
+        line(
+            16,
+            "user",
+            15,
+            isCompactSummary=True,
+            message={
+                "role": "user",
+                "content": "This session is being continued from a previous conversation. Summary: the flag is added.",
+            },
+        ),
+        line(
+            17,
+            "user",
+            16,
+            isMeta=True,
+            message={
+                "role": "user",
+                "content": "<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>",
+            },
+        ),
+        line(
+            18,
+            "user",
+            17,
+            message={"role": "user", "content": "<command-name>/cost</command-name>"},
+        ),
+        reply(
+            19,
+            18,
+            "msg_19",
+            {"type": "text", "text": "Added --verbose; the tests need a test file."},
+        ),
+        line(20, "system", 19, subtype="turn_duration", durationMs=4000),
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": ts(21) + "Z"},
+    ]
+
+
 SAMPLES = {
     "openhands_v0_events.json": v0_events,
     "openhands_share_payload.json": share_payload,
@@ -345,6 +547,7 @@ SAMPLES = {
     "sweagent_run.traj": sweagent_traj,
     "sharegpt_conversations.json": sharegpt,
     "openai_messages.json": openai_messages,
+    "claude_code_session.jsonl": claude_code_session,
 }
 
 

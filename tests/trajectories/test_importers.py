@@ -28,6 +28,10 @@ EXPECTED = {
     "sweagent_v07_marshmallow-1867_default.traj": ("sweagent", [2 + 2 * 14]),
     "sweagent_v1_marshmallow-1867_function_calling_replace.traj": ("sweagent", [2 + 2 * 11]),
     "messages_mllm_demo_with_image_paths.json": ("openai_messages", [4] * 6),
+    # Whole sessions, one trajectory per file (tests/trajectories/test_importer_claude_code.py
+    # checks their MANIFEST counts: prompts, tool calls by tool, results, the subagent's).
+    "claude_code_2_1_14_compaction_entire_cli.jsonl": ("claude_code", [138]),
+    "claude_code_2_1_41_task_subagent_progress_entire_cli.jsonl": ("claude_code", [88]),
 }
 
 

@@ -26,6 +26,11 @@ EXPECTED = {
     "sweagent_run.traj": ("sweagent", [10], "open greet.py"),
     "sharegpt_conversations.json": ("sharegpt", [5, 2], "18 °C and clear in Paris"),
     "openai_messages.json": ("openai_messages", [5], "greet.py has 4 lines."),
+    "claude_code_session.jsonl": (
+        "claude_code",
+        [19],
+        "Added --verbose; the tests need a test file.",
+    ),
 }
 
 

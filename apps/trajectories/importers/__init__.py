@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from apps.trajectories.importers import (
+    claude_code,
     openai_messages,
     openhands_eval,
     openhands_share,
@@ -47,6 +48,7 @@ __all__ = [
 # V1 and SWE-agent files also have a "history"; evaluation rows hold V0 events under "history".
 IMPORTERS: list[ModuleType] = [
     openhands_share,
+    claude_code,
     openhands_v1,
     sweagent,
     openhands_eval,
@@ -227,10 +229,12 @@ def detect(value: Any) -> ModuleType | None:
     return None
 
 
-def _convert(module: ModuleType, record: Any, where: str, limits: Limits) -> ImportItem:
+def _convert(
+    module: ModuleType, record: Any, where: str, limits: Limits, convert: Any = None
+) -> ImportItem:
     try:
         _check_size(record, limits)
-        trajectory = module.convert(record)
+        trajectory = (convert or module.convert)(record)
         if not isinstance(trajectory, CanonicalTrajectory):
             raise FormatError("no trajectory found")
         if not trajectory.events:
@@ -272,6 +276,9 @@ def parse_document(
                 "format",
             )
     if lines:
+        session = _session_format(value, forced)
+        if session is not None:
+            return ImportResult(format=session.NAME, items=[_session(session, value, limits)])
         records = [(f"line {number}", record) for number, record in value]
     else:
         module = detect(value) if forced is None else (forced if _detects(forced, value) else None)
@@ -314,6 +321,50 @@ def parse_document(
     if found is None:
         raise FormatError(_unknown_message(value if not lines else None))
     return ImportResult(format=found.NAME, items=items)
+
+
+def _session_format(lines: list[tuple[int, Any]], forced: ModuleType | None) -> ModuleType | None:
+    """The format whose files are one session written as JSON Lines (Claude Code, Codex CLI):
+    the whole file is one trajectory, not one per line."""
+    if forced is not None:
+        return forced if hasattr(forced, "convert_lines") else None
+    records = [record for _, record in lines[:40] if not isinstance(record, BadLine)]
+    for module in IMPORTERS:
+        if hasattr(module, "detect_lines"):
+            try:
+                if module.detect_lines(records):
+                    return module
+            except Exception:  # a detector must never decide the outcome by crashing
+                continue
+    return None
+
+
+def _session(module: ModuleType, lines: list[tuple[int, Any]], limits: Limits) -> ImportItem:
+    """One session file. A session still being written often ends in a half-written line: it
+    imports without that line, with a warning; a bad line anywhere else refuses the file,
+    naming the line."""
+    warnings = []
+    if lines and isinstance(lines[-1][1], BadLine):
+        number, bad = lines[-1]
+        warnings.append(
+            {
+                "where": f"line {number}",
+                "message": f"left out: {bad.error.message} (a line "
+                "still being written when the file was copied)",
+            }
+        )
+        lines = lines[:-1]
+    for number, record in lines:
+        if isinstance(record, BadLine):
+            return ImportItem(where="", error=record.error)
+        try:
+            check_limits(record, limits, f"line {number}")
+        except FormatError as exc:
+            return ImportItem(where="", error=exc)
+    item = _convert(module, lines, "", limits, module.convert_lines)
+    if item.trajectory is not None:
+        item.trajectory.warnings = warnings + item.trajectory.warnings
+    return item
 
 
 def _detects(module: ModuleType, value: Any) -> bool:

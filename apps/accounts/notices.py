@@ -22,8 +22,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import Notice, NoticeKind, NoticeOptOut, User
-from apps.accounts.queueing import enqueue
 from apps.core import signing
+from apps.core.queueing import enqueue
 
 logger = logging.getLogger(__name__)
 

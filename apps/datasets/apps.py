@@ -6,7 +6,7 @@ class DatasetsConfig(AppConfig):
     label = "datasets"
 
     def ready(self) -> None:
-        # tasks registers the tasks the services queue (apps.datasets.enqueue).
+        # tasks registers the tasks the services queue (apps.core.queueing).
         from apps.datasets import receivers, tasks  # noqa: F401
         from apps.trajectories.signals import public_set_changed
 

@@ -8,7 +8,7 @@ import socket
 from celery import Task, shared_task
 from django.conf import settings
 
-from apps.datasets import enqueue, services
+from apps.datasets import services
 from apps.datasets.models import ReleaseShard
 
 logger = logging.getLogger(__name__)
@@ -60,8 +60,3 @@ def release_shard(self: Task, shard_id: int) -> str | None:
         return None
     worker = self.request.hostname or socket.gethostname()
     return services.release_shard_build(shard=shard, worker=worker)
-
-
-# What the services queue, looked up by name (apps.datasets.enqueue): they never import tasks.
-enqueue.register("apps.datasets.tasks.release_removals", release_removals)
-enqueue.register("apps.datasets.tasks.release_shard", release_shard)

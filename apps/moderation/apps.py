@@ -8,17 +8,13 @@ class ModerationConfig(AppConfig):
     verbose_name = "Moderation"
 
     def ready(self) -> None:
-        from apps.moderation import receivers, tasks
-        from apps.moderation.services import mail
+        # tasks: registered with Celery in every process, for the services' queueing by name.
+        from apps.moderation import receivers, tasks  # noqa: F401
         from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 
         trajectory_stored.connect(receivers.queue_scan, dispatch_uid="moderation.queue_scan")
         trajectory_deleted.connect(
             receivers.record_deletion, dispatch_uid="moderation.record_deletion"
-        )
-        # Services never import tasks: the takedown mail task is handed to them here.
-        mail.takedown_mail_queue_set(
-            lambda request_id, what: tasks.takedown_email.delay(request_id, what)
         )
         post_migrate.connect(
             receivers.ensure_moderators_group,

@@ -2,7 +2,7 @@
 
 They moved here from apps.accounts.tasks and keep their names (`name=`): the beat schedule in
 settings and messages already queued refer to them by those. The services queue them by name
-(apps.accounts.queueing) and never import this module.
+(apps.core.queueing) and never import this module.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from django.core.cache import cache
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.datasets import enqueue, selectors
+from apps.core import queueing
+from apps.datasets import selectors
 from apps.datasets.models import Release, ReleaseEntry, ReleaseStatus
 
 logger = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ def release_queue_removal_build() -> bool:
     if not cache.add(QUEUED_KEY, "1", timeout=delay + 600):
         return False
     try:
-        enqueue.task(REMOVALS_TASK).apply_async(countdown=delay)
+        queueing.task(REMOVALS_TASK).apply_async(countdown=delay)
     except Exception:
         cache.delete(QUEUED_KEY)
         logger.exception("could not queue the removal build; the scheduled run will build it")

@@ -15,7 +15,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.datasets import enqueue, row_schema
+from apps.core import queueing
+from apps.datasets import row_schema
 from apps.datasets.models import Release, ReleaseEntry, ReleaseShard, ReleaseStatus
 from apps.datasets.services import publish, storage
 from apps.datasets.services.build import write_release_files
@@ -61,7 +62,7 @@ def release_split(release: Release) -> int:
             heartbeat_at=timezone.now(), progress_total=release.num_rows, progress_done=0
         )
         shard_ids = list(release.shards.values_list("pk", flat=True))
-        release_shard = enqueue.task(SHARD_TASK)
+        release_shard = queueing.task(SHARD_TASK)
         transaction.on_commit(lambda: [release_shard.delay(pk) for pk in shard_ids])
     return len(chunks)
 

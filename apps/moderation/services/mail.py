@@ -1,31 +1,24 @@
 """The takedown requester's mails: the confirmation link and the outcome, sent by the
 `takedown_email` task once the request's transaction commits.
 
-Services never import tasks (tasks import services): the task that sends the mail is set here
-by ModerationConfig.ready() (takedown_mail_queue_set), and takedown_mail_after_commit calls it.
+Services never import tasks (tasks import services): the mail is queued by the task's name
+(apps/core/queueing.py).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
 
+from apps.core import queueing
 from apps.moderation.models import TakedownRequest, TakedownState
 from apps.moderation.services.links import takedown_confirm_url
 
 logger = logging.getLogger(__name__)
 
-_queue: Callable[[int, str], object] | None = None
-
-
-def takedown_mail_queue_set(queue: Callable[[int, str], object]) -> None:
-    """Who queues a takedown mail (request id, "confirm" or "outcome"): the `takedown_email`
-    task's delay, set by ModerationConfig.ready()."""
-    global _queue
-    _queue = queue
+MAIL_TASK = "apps.moderation.tasks.takedown_email"
 
 
 def takedown_mail_after_commit(request_id: int, what: str) -> None:
@@ -33,9 +26,7 @@ def takedown_mail_after_commit(request_id: int, what: str) -> None:
 
     def queue() -> None:
         try:
-            if _queue is None:
-                raise RuntimeError("no takedown mail queue set (ModerationConfig.ready)")
-            _queue(request_id, what)
+            queueing.enqueue(MAIL_TASK, request_id, what)
         except Exception:  # a broker that is down must not break the committed request
             logger.exception(
                 "could not queue the %s email of takedown request %s", what, request_id

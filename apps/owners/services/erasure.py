@@ -21,8 +21,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.accounts.models import EmailDeletionRequest, Notice, User
-from apps.accounts.queueing import enqueue
 from apps.core import ratelimit, signing
+from apps.core.queueing import enqueue
 from apps.core.ratelimit import RateLimited
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import normalize_email, trajectory_delete

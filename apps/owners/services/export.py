@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from apps.accounts.models import ApiToken, DataExport, ExportState, Notice, User
 from apps.accounts.notices import notice_send
-from apps.accounts.queueing import enqueue
+from apps.core.queueing import enqueue
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_export
 from apps.trajectories.services import raw_read

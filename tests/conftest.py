@@ -23,7 +23,6 @@ AWAITING_IMPORTERS = frozenset(
     {
         "adp_std_v1_3_1_agenttuning_os_tool_call_ids.json",
         "atif_v1_7_adp_converted_agenttuning_os_list.json",
-        "codex_cli_0_60_1_rtchess_lichess_clone.jsonl",
         "inspect_eval_zip_made_mockllm_addition_tool.eval",
         "inspect_log_v2_made_mockllm_addition_tool.json",
     }

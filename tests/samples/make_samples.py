@@ -539,6 +539,44 @@ def claude_code_session() -> list[dict]:
     ]
 
 
+def codex_rollout() -> list[dict]:
+    """A Codex CLI rollout: the session line, the injected environment context, a prompt, the
+    model's reasoning, a shell call, a patch, the token count, and the answer."""
+
+    def line(n: int, kind: str, **payload) -> dict:
+        return {"timestamp": ts(n) + "Z", "type": kind, "payload": payload}
+
+    patch = "*** Begin Patch\n*** Update File: greet.py\n@@\n import sys\n+VERBOSE = '--verbose' in sys.argv\n*** End Patch"
+    return [
+        line(0, "session_meta", id="0198c0de-0000-7000-8000-000000000001", cwd="/home/dev/greet",
+             originator="codex_cli_rs", cli_version="0.60.1", instructions=None, source="cli"),
+        line(1, "response_item", type="message", role="user", content=[{"type": "input_text",
+             "text": "<environment_context>\n  <cwd>/home/dev/greet</cwd>\n</environment_context>"}]),
+        line(2, "event_msg", type="user_message", message=TASK, images=[]),
+        line(2, "response_item", type="message", role="user",
+             content=[{"type": "input_text", "text": TASK}]),
+        line(3, "turn_context", cwd="/home/dev/greet", approval_policy="on-request",
+             model="gpt-5.1-codex", effort="high"),
+        line(4, "response_item", type="reasoning", summary=[{"type": "summary_text",
+             "text": "**Reading greet.py**"}], content=None, encrypted_content="gAAAAB..."),
+        line(5, "response_item", type="function_call", name="shell_command",
+             arguments='{"command":"cat greet.py","workdir":"."}', call_id="call_cat"),
+        line(6, "response_item", type="function_call_output", call_id="call_cat",
+             output="Exit code: 0\nOutput:\nimport sys\n\ndef main():\n    print('hello')\n"),
+        line(7, "response_item", type="custom_tool_call", status="completed", call_id="call_patch",
+             name="apply_patch", input=patch),
+        line(8, "response_item", type="custom_tool_call_output", call_id="call_patch",
+             output='{"output":"Success. Updated the following files:\\nM greet.py\\n","metadata":{"exit_code":0}}'),
+        line(9, "response_item", type="ghost_snapshot", ghost_commit={"id": "d8b27b2e"}),
+        line(10, "event_msg", type="token_count", info={"total_token_usage": {
+             "input_tokens": 1200, "cached_input_tokens": 800, "output_tokens": 150,
+             "total_tokens": 1350}}),
+        line(11, "event_msg", type="agent_message", message="greet.py takes --verbose now."),
+        line(11, "response_item", type="message", role="assistant",
+             content=[{"type": "output_text", "text": "greet.py takes --verbose now."}]),
+    ]  # fmt: skip
+
+
 SAMPLES = {
     "openhands_v0_events.json": v0_events,
     "openhands_share_payload.json": share_payload,
@@ -548,6 +586,7 @@ SAMPLES = {
     "sharegpt_conversations.json": sharegpt,
     "openai_messages.json": openai_messages,
     "claude_code_session.jsonl": claude_code_session,
+    "codex_rollout.jsonl": codex_rollout,
 }
 
 

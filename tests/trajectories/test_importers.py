@@ -32,6 +32,8 @@ EXPECTED = {
     # checks their MANIFEST counts: prompts, tool calls by tool, results, the subagent's).
     "claude_code_2_1_14_compaction_entire_cli.jsonl": ("claude_code", [138]),
     "claude_code_2_1_41_task_subagent_progress_entire_cli.jsonl": ("claude_code", [88]),
+    # tests/trajectories/test_importer_codex_cli.py checks its MANIFEST counts.
+    "codex_cli_0_60_1_rtchess_lichess_clone.jsonl": ("codex_cli", [854]),
 }
 
 

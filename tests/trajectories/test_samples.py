@@ -31,6 +31,7 @@ EXPECTED = {
         [19],
         "Added --verbose; the tests need a test file.",
     ),
+    "codex_rollout.jsonl": ("codex_cli", [8], "greet.py takes --verbose now."),
 }
 
 

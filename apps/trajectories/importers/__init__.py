@@ -14,6 +14,7 @@ import orjson
 
 from apps.trajectories.importers import (
     claude_code,
+    codex_cli,
     openai_messages,
     openhands_eval,
     openhands_share,
@@ -49,6 +50,7 @@ __all__ = [
 IMPORTERS: list[ModuleType] = [
     openhands_share,
     claude_code,
+    codex_cli,
     openhands_v1,
     sweagent,
     openhands_eval,

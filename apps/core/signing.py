@@ -47,7 +47,7 @@ def link_token(purpose: str, payload: Any) -> str:
 def link_payload(
     purpose: str,
     token: str,
-    max_age: int | float | timedelta | None = None,
+    max_age: int | timedelta | None = None,
     *,
     expect: type | tuple[type, ...] = object,
 ) -> Any:

@@ -695,6 +695,8 @@ def test_registry_lists_every_format():
         "openhands_v0",
         "sharegpt",
         "openai_messages",
+        "claude_code",
+        "codex_cli",
     }
     for module in FORMATS.values():
         assert module.LABEL and callable(module.detect) and callable(module.convert)

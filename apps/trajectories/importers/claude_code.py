@@ -100,6 +100,8 @@ def detect(doc: Any) -> bool:
 
 
 def convert(doc: Any) -> CanonicalTrajectory:
+    if not isinstance(doc, dict):
+        raise FormatError("expected a Claude Code record (a JSON object)")
     return convert_lines([(1, doc)])
 
 
@@ -127,6 +129,8 @@ def convert_lines(records: list[tuple[int, Any]]) -> CanonicalTrajectory:
         if not isinstance(record, dict):
             raise FormatError("expected a JSON object (a Claude Code record)", where)
         kind = record.get("type")
+        if not isinstance(kind, str):
+            continue  # not a record of any known type: skipped like an unknown one
         if kind in CONVERSATION:
             _facts(session, record)
             subagent = _sidechain(record)
@@ -379,7 +383,8 @@ def _tool_use(
     call = text_of(block.get("id"))
     if call:
         session.tools[call] = name
-    arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+    raw_input = block.get("input")
+    arguments: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
     field = TOOL_SUMMARY.get(name)
     summary = text_of(arguments.get(field)) if field else ""
     if not summary:

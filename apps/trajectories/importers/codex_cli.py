@@ -47,7 +47,8 @@ CONTEXT_STARTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md",
 def is_line(item: Any) -> bool:
     return (
         isinstance(item, dict)
-        and item.get("type") in LINE_TYPES
+        and isinstance(item.get("type"), str)
+        and item["type"] in LINE_TYPES
         and isinstance(item.get("payload"), dict)
     )
 
@@ -67,6 +68,8 @@ def detect(doc: Any) -> bool:
 
 
 def convert(doc: Any) -> CanonicalTrajectory:
+    if not detect(doc):
+        raise FormatError('expected a Codex CLI rollout: {"session": {...}, "items": [...]}')
     session = _Session()
     meta = doc["session"]
     session.meta(meta)
@@ -149,6 +152,8 @@ class _Session:
 
     def response_item(self, payload: dict[str, Any], stamp: Any, where: str) -> None:
         kind = payload.get("type")
+        if not isinstance(kind, str):
+            return
         if kind == "message":
             self._message(payload, stamp)
         elif kind == "reasoning":
@@ -191,11 +196,11 @@ class _Session:
             text = text_of(payload.get("input"))
             data["input"] = text
         elif kind == "local_shell_call":
-            action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            action = _object(payload.get("action"))
             data["action"] = action
             text = _command(action)
         else:  # web_search_call
-            action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            action = _object(payload.get("action"))
             data["action"] = action
             text = text_of(action.get("query"))
         if call:
@@ -243,6 +248,10 @@ class _Session:
             agent_version=self.version,
             metadata=metadata,
         )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _arguments(value: Any) -> dict[str, Any]:

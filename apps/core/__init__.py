@@ -2,8 +2,9 @@
 
 Owns the HTTP helpers (client address, body reading), the middleware, the API base view, its
 error type, handler and pagination, the read-only admin, the health and error views, the
-context processor, and the three cross-cutting mechanisms: one lock (`locks`), one rate
-limiter (`ratelimit`) and one signed-link and digest module (`signing`).
+context processor, and the cross-cutting mechanisms: one lock (`locks`), one rate limiter
+(`ratelimit`), one signed-link and digest module (`signing`) and one way for a service to
+queue a task by its name (`queueing`).
 
 May import: Django, the standard library and third-party libraries only; never another app.
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import re
+import string
 import textwrap
 from collections import deque
 from html import unescape
@@ -98,6 +100,14 @@ class Canaries:
             self._pieces[piece] = secret
         return secret
 
+    def new_user_name(self) -> str:
+        """A home folder's user name (issue 22: local sessions are full of them)."""
+        name = "".join(random.choices(string.ascii_lowercase, k=max(FRAGMENT, 16)))
+        self.secrets.append(name)
+        for piece in fragments(name):
+            self._pieces[piece] = name
+        return name
+
     def found(self, text: str) -> list[str]:
         hits = []
         for secret in self.secrets:
@@ -113,7 +123,9 @@ def _event_text(canaries: Canaries) -> str:
     # What Markdown decodes on the page: an entity reference and backslash escapes.
     as_entity = "&#103;" + entity[1:]
     as_escaped = escaped.replace("_", "\\_")
+    user = canaries.new_user_name()
     return (
+        f"cd /Users/{user}/work/greet && whoami\n{user}\n"
         f"The token is {plain} (do not share).\n"
         f"\x1b[32mexport GH_TOKEN=\x1b[1m{ansi}\x1b[0m\n"
         f"echo {blob} | base64 -d > .env\n"
@@ -254,7 +266,7 @@ def _crawl(client: Client, start: list[str], canaries: Canaries) -> tuple[int, l
 
 def test_no_canary_reaches_any_public_surface(canary_world, other_user):
     canaries: Canaries = canary_world["canaries"]
-    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 6)
+    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 7)
     urls = _urls(canary_world)
     leaks: list[str] = []
     visited = 0

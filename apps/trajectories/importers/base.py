@@ -158,6 +158,15 @@ def as_text(value: Any, *, image: str = "[image]") -> str:
         return "\n".join(parts)
     if isinstance(value, dict) and isinstance(value.get("text"), str):
         return value["text"]
+    return json_text(value)
+
+
+def json_text(value: Any) -> str:
+    """Any JSON value as text: strings as they are, None as "", the rest as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from apps.trajectories.dropped import IMAGE_REMOVED
+from apps.trajectories.importers.base import json_text
 from apps.trajectories.rendering import text as t
 
 SECRET_KEY_NAMES = re.compile(
@@ -19,20 +20,9 @@ DATA_URL = re.compile(r"data:image/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]{32,}", r
 STRING_CAP = 50_000
 
 
-def as_str(value: Any) -> str:
-    """Any JSON value as display text (strings as they are, the rest as compact JSON)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
+# Any JSON value as display text (strings as they are, the rest as compact JSON): the
+# importers' reading, so that the page shows what search and exports read.
+as_str = json_text
 
 
 # What visitors see where a moderator dropped an image (our words, no event text).

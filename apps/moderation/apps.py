@@ -10,7 +10,7 @@ class ModerationConfig(AppConfig):
     def ready(self) -> None:
         # tasks: registered with Celery in every process, for the services' queueing by name.
         from apps.moderation import receivers, tasks  # noqa: F401
-        from apps.moderation.services.preview import redaction_report
+        from apps.moderation.services.preview import preview_fields
         from apps.trajectories import preview
         from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 
@@ -19,7 +19,7 @@ class ModerationConfig(AppConfig):
             receivers.record_deletion, dispatch_uid="moderation.record_deletion"
         )
         # The upload preview shows what the scan would redact, before anything is stored.
-        preview.register_report("redactions", redaction_report)
+        preview.register_report("redactions", preview_fields)
         post_migrate.connect(
             receivers.ensure_moderators_group,
             sender=self,

@@ -17,7 +17,9 @@ from typing import Any
 
 from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory
 
-Report = Callable[[CanonicalTrajectory], Any]
+# A report answers with fields for the preview's item (added, or replacing the plain ones:
+# moderation's gives "redactions" and the "title" as the pages would show it).
+Report = Callable[[CanonicalTrajectory], dict[str, Any]]
 _REPORTS: dict[str, Report] = {}
 
 # Tool arguments that name a file whose contents the tool reads or writes.
@@ -36,12 +38,15 @@ MAX_FILES = 200
 
 
 def register_report(name: str, report: Report) -> None:
-    """Add a section to every preview answer: `name` -> report(trajectory)."""
+    """Add fields to every preview item: report(trajectory) -> {field: value}."""
     _REPORTS[name] = report
 
 
 def reports(trajectory: CanonicalTrajectory) -> dict[str, Any]:
-    return {name: report(trajectory) for name, report in _REPORTS.items()}
+    fields: dict[str, Any] = {}
+    for report in _REPORTS.values():
+        fields.update(report(trajectory))
+    return fields
 
 
 def sensitive(path: str) -> bool:

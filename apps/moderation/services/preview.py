@@ -20,16 +20,28 @@ from apps.moderation.services.findings import Located, canonical_entries, find_i
 from apps.moderation.services.placeholders import masked_preview, placeholders
 from apps.moderation.services.scan import scanner_from_settings
 from apps.trajectories.importers.base import CanonicalTrajectory
+from apps.trajectories.redaction import redactor
 
 MAX_VALUES = 100
 MAX_PLACES = 20
 
 
+def preview_fields(trajectory: CanonicalTrajectory) -> dict[str, Any]:
+    """The preview item's `redactions` and its `title` as the pages would show it (the title is
+    often the first prompt, and the key pasted into it)."""
+    report, mapping = _report(trajectory)
+    return {"redactions": report, "title": redactor(mapping)(trajectory.title)}
+
+
 def redaction_report(trajectory: CanonicalTrajectory) -> dict[str, Any]:
+    return _report(trajectory)[0]
+
+
+def _report(trajectory: CanonicalTrajectory) -> tuple[dict[str, Any], dict[str, str]]:
     """{"values": [{kind, placeholder, masked, secret, auto, count, places: [{event, path,
     start, end}]}], "total": n, "decision": "approved" | "held"}: one entry per distinct
     value, in order of first appearance; the decision the scan would take on it (held: a
-    moderator looks before anyone else sees it)."""
+    moderator looks before anyone else sees it). With the value -> placeholder map."""
     found = find_in_entries(scanner_from_settings(), canonical_entries(trajectory))
     mapping = placeholders(found, {})
     auto = set(settings.TRAJHUB_AUTO_REDACT_KINDS)
@@ -55,11 +67,12 @@ def redaction_report(trajectory: CanonicalTrajectory) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for entry in listed:
         counts[entry["kind"]] = counts.get(entry["kind"], 0) + entry["count"]
-    return {
+    report = {
         "values": listed[:MAX_VALUES],
         "total": len(listed),
         "decision": str(scan_decision(counts, len(listed))),
     }
+    return report, mapping
 
 
 def _place(located: Located) -> dict[str, Any]:

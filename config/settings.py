@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "apps.trajectories",
     "apps.moderation",
     "apps.owners",
+    "apps.stars",
     "apps.datasets",
     "apps.learn",
     "apps.stats",

@@ -28,6 +28,7 @@ LAYERS = [
     "trajectories",
     "moderation",
     "owners",
+    "stars",
     "datasets",
     "learn",
     "stats",

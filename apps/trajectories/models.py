@@ -110,6 +110,8 @@ class Trajectory(models.Model):
     shown_agent_version = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
 
     num_events = models.PositiveIntegerField(default=0)
+    # Stars given by signed-in users (apps.stars keeps it in step with its Star rows).
+    star_count = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
     # Dedup of payloads without a session id: fingerprint of the first event, and of the chain of
     # all events, so "stored events are a prefix of the new ones" is two comparisons.
@@ -164,6 +166,12 @@ class Trajectory(models.Model):
                 F("num_events").desc(),
                 F("id").desc(),
                 name="traj_public_events",
+                condition=PUBLIC,
+            ),
+            models.Index(
+                F("star_count").desc(),
+                F("id").desc(),
+                name="traj_public_stars",
                 condition=PUBLIC,
             ),
             models.Index(

@@ -21,6 +21,7 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
+from apps.trajectories import extensions
 from apps.trajectories.models import Event
 from apps.trajectories.rendering import (
     ViewContext,
@@ -244,6 +245,7 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         "downloads": downloads,
         "base": f"/t/{trajectory.share_id}/",
         "versions": chain_members(trajectory),
+        **extensions.page_context(request, trajectory),
     }
     return _private_headers(render(request, "trajectories/page.html", context), access)
 

@@ -180,7 +180,7 @@ class _Steps:
             where = f"steps[{index}]"
             if not isinstance(step, dict):
                 raise FormatError("expected a step object", where)
-            if step.get("source") not in SOURCES:
+            if not isinstance(step.get("source"), str) or step["source"] not in SOURCES:
                 raise FormatError(
                     f"source must be system, user or agent, not {json_text(step.get('source'))}",
                     where,

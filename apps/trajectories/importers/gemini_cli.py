@@ -177,13 +177,14 @@ def _rewind(messages: dict[str, dict[str, Any]], message_id: str) -> None:
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
-    """`content` as a list of parts (a string is one text part)."""
+    """`content` as a list of parts (a string is one text part; what is not a part, left out)."""
     if isinstance(content, str):
         return [{"text": content}]
     if isinstance(content, dict):
         return [content]
     if isinstance(content, list):
-        return [{"text": part} if isinstance(part, str) else part for part in content]
+        parts = [{"text": part} if isinstance(part, str) else part for part in content]
+        return [part for part in parts if isinstance(part, dict)]
     return []
 
 

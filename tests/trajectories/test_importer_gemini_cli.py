@@ -223,3 +223,16 @@ def test_sharing_a_session_and_a_bad_one_through_the_api(client):
     assert response.status_code == 400, response.content
     assert response.json()["error"]["where"].startswith("line 6")
     assert Trajectory.objects.count() == 0
+
+
+def test_the_chat_exports_carry_each_calls_own_arguments_and_id():
+    from apps.trajectories.exporters import to_openai
+
+    trajectory = _only(_jsonl(gemini_session()))
+    messages = to_openai(trajectory.events, {"metadata": trajectory.metadata})["messages"]
+    calls = [call for m in messages for call in m.get("tool_calls", [])]
+    assert calls[0]["id"] == "run_shell_command-1-a"
+    assert calls[0]["function"]["name"] == "run_shell_command"
+    assert orjson.loads(calls[0]["function"]["arguments"])["command"] == "cat greet.py"
+    answers = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    assert answers["read_file-1-b"] == "File not found: tests/test_greet.py"

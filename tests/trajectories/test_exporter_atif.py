@@ -111,6 +111,13 @@ def test_the_export_of_a_claude_session_keeps_its_subagent_thinking_and_argument
     ]
     assert bash and all("command" in call["arguments"] for call in bash)
     assert doc["final_metrics"]["total_steps"] == len(doc["steps"])
+    usage = trajectory.metadata["usage"]
+    assert doc["final_metrics"]["total_prompt_tokens"] == (
+        usage["input_tokens"]
+        + usage.get("cache_creation_input_tokens", 0)
+        + usage.get("cache_read_input_tokens", 0)
+    )
+    assert doc["final_metrics"]["total_completion_tokens"] == usage["output_tokens"]
     assert "session_id" not in doc  # the agent's own session id never leaves
 
 
@@ -118,9 +125,15 @@ def test_metrics_per_turn_and_in_total(sample):
     [gemini] = parse(sample("gemini_cli_session.jsonl")).trajectories
     doc = to_atif(gemini.events, _meta(gemini))
     metrics = [step["metrics"] for step in doc["steps"] if "metrics" in step]
-    assert metrics[0] == {"prompt_tokens": 1200, "completion_tokens": 60, "cached_tokens": 800}
+    # The turn's answer and its thinking (60 + 40) are ATIF's completion tokens.
+    assert metrics[0] == {"prompt_tokens": 1200, "completion_tokens": 100, "cached_tokens": 800}
     assert doc["final_metrics"]["total_prompt_tokens"] == 4400
     assert doc["final_metrics"]["total_cached_tokens"] == 3400
+    assert doc["final_metrics"]["total_completion_tokens"] == 170 + 40
+    [codex] = parse(sample("codex_rollout.jsonl")).trajectories
+    final = to_atif(codex.events, _meta(codex))["final_metrics"]
+    assert (final["total_prompt_tokens"], final["total_cached_tokens"]) == (1200, 800)
+    assert final["total_completion_tokens"] == 150
     [atif] = parse(sample("atif_trajectory.json")).trajectories
     doc = to_atif(atif.events, _meta(atif))
     assert doc["final_metrics"]["total_cost_usd"] == 0.0085

@@ -35,12 +35,18 @@ _GEMINI_TOKENS = {
     "cached": "cached_tokens",
 }
 _METRIC_KEYS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")
-# Totals of the trajectory's `usage`, by importer: prompt, completion, cached.
-_USAGE_TOTALS = (
-    ("input_tokens", "output_tokens", "cache_read_input_tokens"),  # Claude Code
-    ("input_tokens", "output_tokens", "cached_input_tokens"),  # Codex CLI
-    ("input", "output", "cached"),  # Gemini CLI
-)
+# The trajectory's `usage` totals, by importer -> (the keys summed into ATIF's prompt tokens,
+# which count cached ones too; those summed into its completion tokens; the cached key).
+_USAGE_TOTALS = {
+    # Claude's input_tokens leave out what was written to and read from the cache.
+    "claude_code": (
+        ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"),
+        ("output_tokens",),
+        "cache_read_input_tokens",
+    ),
+    "codex_cli": (("input_tokens",), ("output_tokens",), "cached_input_tokens"),
+    "gemini_cli": (("input",), ("output", "thoughts"), "cached"),
+}
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._:@/-]+")
 
 
@@ -145,6 +151,9 @@ def _metrics(step: dict[str, Any], event: CanonicalEvent) -> None:
         for key, name in _GEMINI_TOKENS.items():
             if isinstance(number(tokens.get(key)), int):
                 metrics[name] = tokens[key]
+        if "completion_tokens" in metrics and isinstance(number(tokens.get("thoughts")), int):
+            # Gemini counts the thinking apart from the answer; ATIF's completion is both.
+            metrics["completion_tokens"] += tokens["thoughts"]
     kept = data.get("metrics")
     if isinstance(kept, dict):  # an ATIF import's own
         metrics.update({k: kept[k] for k in _METRIC_KEYS if number(kept.get(k)) is not None})
@@ -226,14 +235,17 @@ def _final_metrics(meta: dict, steps: list[dict[str, Any]]) -> dict[str, Any]:
     metadata = _object(meta.get("metadata"))
     final: dict[str, Any] = {"total_steps": len(steps)}
     usage = _object(metadata.get("usage"))
-    for prompt, completion, cached in _USAGE_TOTALS:
-        if isinstance(number(usage.get(prompt)), int):
-            final["total_prompt_tokens"] = usage[prompt]
-            if isinstance(number(usage.get(completion)), int):
-                final["total_completion_tokens"] = usage[completion]
-            if isinstance(number(usage.get(cached)), int):
-                final["total_cached_tokens"] = usage[cached]
-            break
+    keys = _USAGE_TOTALS.get(text_of(meta.get("source_format")))
+    if keys is not None:
+        prompt, completion, cached = keys
+        for summed, total in (
+            (prompt, "total_prompt_tokens"),
+            (completion, "total_completion_tokens"),
+            ((cached,), "total_cached_tokens"),
+        ):
+            counted = [usage[key] for key in summed if isinstance(number(usage.get(key)), int)]
+            if counted:
+                final[total] = sum(counted)
     if "total_prompt_tokens" not in final:
         for key, total in (
             ("prompt_tokens", "total_prompt_tokens"),

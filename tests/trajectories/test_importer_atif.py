@@ -99,6 +99,19 @@ def test_totals_are_summed_from_the_steps_without_final_metrics():
     assert trajectory.metadata["total_cost"] == pytest.approx(0.0042 + 0.0031 + 0.0012)
 
 
+def test_copied_context_and_a_continuation_are_kept_and_exported_again():
+    from apps.trajectories.exporters import to_atif
+
+    doc = atif_trajectory()
+    doc["steps"][1]["is_copied_context"] = True
+    doc["continued_trajectory_ref"] = "trajectory.cont-1.json"
+    [trajectory] = parse(orjson.dumps(doc)).trajectories
+    assert trajectory.metadata["continued_trajectory_ref"] == "trajectory.cont-1.json"
+    assert trajectory.events[1].data["copied_context"] is True
+    steps = to_atif(trajectory.events, {"metadata": trajectory.metadata})["steps"]
+    assert [step.get("is_copied_context") for step in steps[:3]] == [None, True, None]
+
+
 def _broken(change):
     doc = atif_trajectory()
     change(doc)

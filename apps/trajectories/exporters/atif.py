@@ -67,6 +67,8 @@ class _Builder:
         if event.timestamp is not None:
             step["timestamp"] = event.timestamp.isoformat()
         step["message"] = message
+        if event_data(event).get("copied_context") is True:
+            step["is_copied_context"] = True
         if source == "agent":
             if self.reasoning:
                 step["reasoning_content"] = "\n\n".join(e.text for e in self.reasoning)

@@ -68,8 +68,9 @@ def convert(doc: Any) -> CanonicalTrajectory:
     tools = agent.get("tool_definitions")
     if isinstance(tools, list) and tools:
         metadata["tools"] = tools
-    if text_of(doc.get("notes")):
-        metadata["notes"] = doc["notes"]
+    for key in ("notes", "continued_trajectory_ref"):
+        if text_of(doc.get(key)):
+            metadata[key] = doc[key]
     for key in ("extra",):
         value = small_value(doc.get(key), depth=3)
         if isinstance(value, dict) and value:

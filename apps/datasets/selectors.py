@@ -333,6 +333,7 @@ def trajectories_by_id(ids: list[int]) -> list[Any]:
             "source_format",
             "agent",
             "model_name",
+            "agent_version",
             "metadata",
             "polarity",
             "feedback_text",

@@ -33,7 +33,7 @@ class TrajectoryDownloadView(JsonApiView):
             OpenApiParameter(
                 "format",
                 str,
-                enum=["original", "openhands", "openai", "sharegpt"],
+                enum=["original", "openhands", "openai", "sharegpt", "atif"],
                 description="original: the upload as sent (owner, moderators, password holder).",
             ),
             OpenApiParameter(
@@ -75,7 +75,7 @@ class TrajectoryDownloadView(JsonApiView):
             if not access.can_download_original:
                 raise ApiError(
                     "only the owner and moderators can download the original upload; "
-                    "choose format=openhands, openai or sharegpt",
+                    "choose format=openhands, openai, sharegpt or atif",
                     "format",
                     status_code=403,
                 )

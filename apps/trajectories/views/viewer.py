@@ -56,6 +56,7 @@ EXPORT_FORMATS = [
     ("openhands", "OpenHands JSON"),
     ("openai", "OpenAI messages"),
     ("sharegpt", "ShareGPT"),
+    ("atif", "ATIF (Harbor)"),
 ]
 
 

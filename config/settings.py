@@ -127,6 +127,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.core.context_processors.site",
+                "apps.trajectories.context_processors.ocr_notice",
             ],
         },
     },
@@ -470,6 +471,13 @@ TRAJHUB_SCAN_MAX_DISTINCT = env_int("TRAJHUB_SCAN_MAX_DISTINCT", 500)
 # trajectory. Seconds per image before OCR gives up on it.
 TRAJHUB_OCR = env_bool("TRAJHUB_OCR", True)
 TRAJHUB_OCR_TIMEOUT = env_int("TRAJHUB_OCR_TIMEOUT", 60)
+# Images that OCR did not read (off, or tesseract missing) are public on the site and in releases
+# only once a moderator clears them (apps/trajectories/image_rule.py); on, they are published
+# unread, only the text around them scanned. On under the embedded default (`make run`: no
+# DATABASE_URL) and DEBUG, where the demo data has no one to clear it; off in production.
+TRAJHUB_IMAGES_PUBLISH_UNREAD = env_bool(
+    "TRAJHUB_IMAGES_PUBLISH_UNREAD", DEBUG or not os.environ.get("DATABASE_URL")
+)
 # The review queue: how long a moderator's claim on an item lasts.
 TRAJHUB_CLAIM_SECONDS = env_int("TRAJHUB_CLAIM_SECONDS", 15 * 60)
 # Readers' reports: this many from distinct accounts or client addresses within the window hold

@@ -99,7 +99,11 @@ def takedown_confirm(request: HttpRequest, token: str) -> HttpResponse:
     takedown = links.takedown_from_token(token)
     if takedown is None:
         return render(request, "moderation/takedown_confirm.html", {"invalid": True}, status=404)
-    context = {"token": token, "short_id": takedown.trajectory.share_id[:12]}
+    context = {
+        "token": token,
+        "short_id": takedown.trajectory.share_id[:12],
+        "title": takedown.trajectory.shown_title,  # the redacted view: a requester's page
+    }
     if request.method == "POST":
         takedowns.takedown_confirm(request=takedown)
         return render(request, "moderation/takedown_confirm.html", {**context, "done": True})

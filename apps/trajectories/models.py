@@ -206,6 +206,14 @@ class Trajectory(models.Model):
         return f"/t/{self.share_id}/"
 
     @property
+    def shown_title(self) -> str:
+        """The title from the redacted view, as its public page prints it (never the raw one):
+        what notices and mails name the trajectory by, whoever they go to."""
+        from apps.trajectories.redaction import redactor
+
+        return redactor(self.redactions)(self.title or "").strip() or "Untitled trajectory"
+
+    @property
     def is_public(self) -> bool:
         return self.visibility == Visibility.PUBLIC and self.review_state == ReviewState.APPROVED
 

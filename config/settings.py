@@ -554,6 +554,9 @@ TRAJHUB_SYNTH_CLAIM_SECONDS = env_int("TRAJHUB_SYNTH_CLAIM_SECONDS", 900)
 # How long "this trajectory of this run is counted as done" is remembered (a redelivered task
 # is not counted twice); longer than any run.
 TRAJHUB_SYNTH_DONE_MARK_SECONDS = env_int("TRAJHUB_SYNTH_DONE_MARK_SECONDS", 7 * 24 * 3600)
+# A run stops when the first this-many answers of a model could not be read (no fenced block,
+# a judge's answer not the JSON the committee reads): apps/learn/guard.py. 0: never stops.
+TRAJHUB_SYNTH_STOP_UNREADABLE = env_int("TRAJHUB_SYNTH_STOP_UNREADABLE", 10)
 TRAJHUB_FILTER_MIN_ACTIONS = env_int("TRAJHUB_FILTER_MIN_ACTIONS", 1)
 TRAJHUB_FILTER_MAX_ACTIONS = env_int("TRAJHUB_FILTER_MAX_ACTIONS", 30)
 TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS = env_int("TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS", 15)

@@ -49,7 +49,6 @@ def takedown_mail(*, request_id: int, what: str) -> bool:
         "share_id": request.trajectory.share_id,
         # The requester is not the owner: the title from the redacted view, nothing raw.
         "title": request.trajectory.shown_title,
-        "trajectory_url": f"{settings.SITE_URL}{request.trajectory.get_absolute_url()}",
         "site_name": settings.SITE_NAME,
         "confirm_url": takedown_confirm_url(request),
         "granted": request.state == TakedownState.GRANTED,

@@ -146,7 +146,8 @@ CONFIG_DIRS = {
     "atif": "atif",
 }
 CONFIG_DESCRIPTIONS = {
-    "default": "every column, with the screenshots and plots (`images`)",
+    "default": "every column, with the screenshots and plots (`images`; those withheld are "
+    "1x1 placeholders: see Screenshots and plots)",
     "no_images": "the same rows without images: the light download",
     "openai": "OpenAI messages with tool calls (TRL's conversational format: `messages`, `tools`)",
     "sharegpt": "ShareGPT conversations (LLaMA-Factory: `from`/`value`, `function_call`, `observation`)",

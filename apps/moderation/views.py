@@ -38,9 +38,15 @@ def _context(trajectory: Trajectory, **extra) -> dict:
     }
 
 
-def _rate_limited(request: HttpRequest, template: str, context: dict) -> HttpResponse:
-    response = render(request, template, {**context, "rate_limited": True}, status=429)
-    response["Retry-After"] = "3600"
+def _rate_limited(
+    request: HttpRequest, template: str, context: dict, error: RateLimited
+) -> HttpResponse:
+    """The form again, with the limit that refused it in words (per network, or per recipient
+    address: the same message the API's 429 gives) and its own Retry-After."""
+    message = error.message[:1].upper() + error.message[1:] + "."
+    context = {**context, "rate_limited": True, "rate_limit_message": message}
+    response = render(request, template, context, status=429)
+    response["Retry-After"] = str(error.retry_after)
     return response
 
 
@@ -60,8 +66,8 @@ def trajectory_report(request: HttpRequest, share_id: str) -> HttpResponse:
                 user=user,
                 client_ip=client_ip(request),
             )
-        except RateLimited:
-            return _rate_limited(request, template, _context(trajectory, form=form))
+        except RateLimited as error:
+            return _rate_limited(request, template, _context(trajectory, form=form), error)
         return render(request, "moderation/report_done.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
     return render(request, template, _context(trajectory, form=form), status=status)
@@ -80,8 +86,8 @@ def trajectory_takedown(request: HttpRequest, share_id: str) -> HttpResponse:
                 text=form.cleaned_data["text"],
                 client_ip=client_ip(request),
             )
-        except RateLimited:
-            return _rate_limited(request, template, _context(trajectory, form=form))
+        except RateLimited as error:
+            return _rate_limited(request, template, _context(trajectory, form=form), error)
         return render(request, "moderation/takedown_sent.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
     return render(request, template, _context(trajectory, form=form), status=status)
@@ -93,7 +99,11 @@ def takedown_confirm(request: HttpRequest, token: str) -> HttpResponse:
     takedown = links.takedown_from_token(token)
     if takedown is None:
         return render(request, "moderation/takedown_confirm.html", {"invalid": True}, status=404)
-    context = {"token": token, "short_id": takedown.trajectory.share_id[:12]}
+    context = {
+        "token": token,
+        "short_id": takedown.trajectory.share_id[:12],
+        "title": takedown.trajectory.shown_title,  # the redacted view: a requester's page
+    }
     if request.method == "POST":
         takedowns.takedown_confirm(request=takedown)
         return render(request, "moderation/takedown_confirm.html", {**context, "done": True})

@@ -28,6 +28,7 @@ LAYERS = [
     "trajectories",
     "moderation",
     "owners",
+    "feedback",
     "datasets",
     "learn",
     "stats",

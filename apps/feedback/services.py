@@ -324,6 +324,18 @@ def _tell_owner(trajectory: Trajectory, author: Author, *, kind: str, step: int)
     notice_send(kind=kind, trajectory=trajectory, link=link, reason=f"Step {step}.")
 
 
+def step_feedback_withdraw(*, trajectory: Trajectory, step: int, author: Author) -> None:
+    """The author takes back everything they gave on one step (a first-wrong mark only if it
+    is on this step)."""
+    if not author.key:
+        raise FeedbackError("sign in to take back your feedback", status_code=401)
+    event = step_event(trajectory, step)
+    mine = {"trajectory": trajectory, "position": event.position, "author_key": author.key}
+    with transaction.atomic():
+        for model in (StepRating, FirstWrongMark, StepNote):
+            model.objects.filter(**mine).delete()
+
+
 def note_delete(*, note: StepNote, author: Author) -> None:
     """The author takes back their correction or comment."""
     if note.author_key != author.key or not author.key:

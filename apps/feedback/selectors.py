@@ -322,6 +322,32 @@ def trajectory_summary(trajectory: Trajectory, reader: Reader) -> dict[str, Any]
     }
 
 
+def notes_of_steps(trajectory: Trajectory, reader: Reader, steps: list[int]) -> list[StepFeedback]:
+    """The corrections and comments of these steps (page numbers) that the reader may read, as
+    StepFeedback rows holding only them, in step order; steps without any are left out. One
+    query for the notes (and the map's digest, read once)."""
+    enabled = is_enabled(trajectory)
+    notes = list(
+        visible_notes(trajectory, reader, enabled=enabled)
+        .filter(position__in=[step - 1 for step in steps])
+        .select_related("author")
+        .order_by("position", "created_at", "id")
+    )
+    if not notes:
+        return []
+    digest = screening.current_map_digest(trajectory)
+    out: dict[int, StepFeedback] = {}
+    for note in notes:
+        row = out.get(note.position)
+        if row is None:
+            row = out[note.position] = StepFeedback(
+                step=note.position + 1, agent_step=True, enabled=enabled, can_give=False
+            )
+        view = note_view(note, reader, trajectory, digest)
+        (row.corrections if note.kind == NoteKind.CORRECTION else row.comments).append(view)
+    return list(out.values())
+
+
 def note_for(trajectory: Trajectory, public_id: str, reader: Reader) -> StepNote | None:
     """A note of this trajectory that the reader may read, by its public id (None: no such
     note for them, whatever the reason)."""

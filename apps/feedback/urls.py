@@ -11,6 +11,11 @@ urlpatterns = [
         name="step-feedback",
     ),
     re_path(
+        rf"^t/{SHARE_ID}/feedback/notes$",
+        views.trajectory_feedback_notes,
+        name="trajectory-feedback-notes",
+    ),
+    re_path(
         rf"^t/{SHARE_ID}/feedback$",
         views.trajectory_feedback_summary,
         name="trajectory-feedback-summary",

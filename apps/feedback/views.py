@@ -186,6 +186,29 @@ def _post(request: HttpRequest, access: Access, reader: selectors.Reader, number
     return what
 
 
+NOTES_MAX_STEPS = 500
+
+
+@require_safe
+def trajectory_feedback_notes(request: HttpRequest, share_id: str) -> HttpResponse:
+    """The corrections and comments of the steps in `steps` (comma-separated page numbers, at
+    most NOTES_MAX_STEPS), one escaped <section data-step> each: what feedback.js puts next to
+    the cards of a chunk in one request."""
+    access, reader = _opened(request, share_id)
+    steps: list[int] = []
+    for part in request.GET.get("steps", "").split(",")[:NOTES_MAX_STEPS]:
+        if part.strip().isdigit() and int(part) >= 1:
+            steps.append(int(part))
+    rows = selectors.notes_of_steps(access.trajectory, reader, steps) if steps else []
+    return _private(
+        render(
+            request,
+            "feedback/_notes_many.html",
+            {"rows": rows, "base": f"/t/{access.trajectory.share_id}/"},
+        )
+    )
+
+
 @require_safe
 def trajectory_feedback_summary(request: HttpRequest, share_id: str) -> HttpResponse:
     """What viewer's feedback.js draws: per step counts, the reader's own, whether it may give."""

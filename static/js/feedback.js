@@ -19,7 +19,7 @@
   var total = parseInt(viewer.getAttribute("data-total"), 10) || 0;
   var shareId = base.split("/").filter(Boolean).pop();
   var summary = null;
-  var fetchedNotes = {};
+  var fetchedNotes = {}; // step -> its notes' <section> (detached), once fetched
 
   function get(url) {
     return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
@@ -83,31 +83,55 @@
     var open = el("a", "fb-open small", summary.can_give ? "Give feedback…" : (notes ? "Feedback" : ""));
     open.href = pageUrl(step);
     if (open.textContent) node.appendChild(open);
-    if (!node.childNodes.length) return; // nothing to show, nothing to give: no bar
+    if (!node.childNodes.length) return false; // nothing to show, nothing to give: no bar
     var body = card.querySelector(":scope > .ev-body");
     if (body && body.nextSibling) card.insertBefore(node, body.nextSibling);
     else card.appendChild(node);
-    if (notes) showNotes(card, step, node);
+    return notes > 0;
   }
 
-  function showNotes(card, step, after) {
-    if (card.querySelector(":scope > .fb-notes")) return;
-    var cached = fetchedNotes[step];
-    var ready = cached ? Promise.resolve(cached) : get(pageUrl(step) + "?part=notes")
-      .then(function (response) { return response.text(); });
-    ready.then(function (html) {
-      fetchedNotes[step] = html;
-      if (!card.isConnected || card.querySelector(":scope > .fb-notes")) return;
-      after.insertAdjacentHTML("afterend", html); // our server's fragment, escaped there
-    }).catch(function () { /* the notes are on the step's page too */ });
+  function placeNotes(card, step) {
+    var section = fetchedNotes[step];
+    var after = card.querySelector(":scope > .fb-bar");
+    if (!section || !after || card.querySelector(":scope > .fb-notes")) return;
+    after.parentNode.insertBefore(section.cloneNode(true), after.nextSibling);
+  }
+
+  // The notes of every step of a batch of cards in one request (a chunk is up to 500 cards).
+  function loadNotes(steps) {
+    var wanted = steps.filter(function (step) { return !(step in fetchedNotes); });
+    if (!wanted.length) {
+      steps.forEach(function (step) { var card = document.getElementById("step-" + step); if (card) placeNotes(card, step); });
+      return;
+    }
+    wanted.forEach(function (step) { fetchedNotes[step] = null; });
+    get(base + "feedback/notes?steps=" + wanted.join(",")).then(function (response) {
+      return response.text();
+    }).then(function (html) {
+      var holder = document.createElement("template");
+      holder.innerHTML = html; // our server's fragment, escaped there; a template runs nothing
+      var sections = holder.content.querySelectorAll(".fb-notes[data-step]");
+      for (var i = 0; i < sections.length; i++) {
+        fetchedNotes[parseInt(sections[i].getAttribute("data-step"), 10)] = sections[i];
+      }
+      steps.forEach(function (step) {
+        var card = document.getElementById("step-" + step);
+        if (card) placeNotes(card, step);
+      });
+    }).catch(function () {
+      wanted.forEach(function (step) { delete fetchedNotes[step]; }); // the step's page has them
+    });
   }
 
   function decorate(nodes) {
     if (!summary) return;
+    var withNotes = [];
     for (var i = 0; i < nodes.length; i++) {
       var node = nodes[i];
-      if (node.nodeType === 1 && node.hasAttribute("data-step")) bar(node);
+      if (node.nodeType !== 1 || !node.hasAttribute("data-step")) continue;
+      if (bar(node)) withNotes.push(parseInt(node.getAttribute("data-step"), 10));
     }
+    if (withNotes.length) loadNotes(withNotes);
   }
 
   function rate(step, value) {
@@ -127,7 +151,7 @@
         if (data.mine.rating) summary.mine.ratings[String(step)] = data.mine.rating;
         else delete summary.mine.ratings[String(step)];
         var card = document.getElementById("step-" + step);
-        if (card) bar(card);
+        if (card && bar(card)) placeNotes(card, step);
       });
     }).catch(function (error) {
       var card = document.getElementById("step-" + step);

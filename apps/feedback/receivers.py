@@ -11,3 +11,11 @@ def reanchor(sender, *, trajectory_id: int, created: bool = False, **kwargs) -> 
     from apps.feedback.services import feedback_reanchor
 
     feedback_reanchor(trajectory_id=trajectory_id)
+
+
+def forget_summary(sender, *, instance, **kwargs) -> None:
+    """A piece of feedback (or the switch) was saved or deleted, a cascade included: the
+    trajectory's cached summary is stale."""
+    from apps.feedback.selectors import feedback_changed
+
+    feedback_changed(instance.trajectory_id)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 
 from apps.feedback import anchors, screening
@@ -271,11 +272,66 @@ def step_feedback(trajectory: Trajectory, event: Event, reader: Reader) -> StepF
     return result
 
 
+# The summary's counts as every reader but the owner and moderators sees them, cached per
+# trajectory under a generation that every write of its feedback replaces (services, and the
+# models' save and delete signals: a cascade from a deleted account too).
+SUMMARY_CACHE_SECONDS = 600
+
+
+def _generation_key(trajectory_id: int) -> str:
+    return f"trajhub:feedback:generation:{trajectory_id}"
+
+
+def feedback_changed(trajectory_id: int) -> None:
+    """Forget the trajectory's cached summary (a new generation)."""
+    import secrets
+
+    cache.set(_generation_key(trajectory_id), secrets.token_hex(8), SUMMARY_CACHE_SECONDS * 2)
+
+
+def _shared_counts(trajectory: Trajectory) -> tuple[bool, dict[int, dict[str, int]]]:
+    """(enabled, counts per step with shown notes only): the same for every plain reader."""
+    generation = cache.get(_generation_key(trajectory.pk))
+    if generation is None:
+        feedback_changed(trajectory.pk)
+        generation = cache.get(_generation_key(trajectory.pk))
+    key = f"trajhub:feedback:summary:{trajectory.pk}:{generation}"
+    found = cache.get(key)
+    if found is not None:
+        return found
+    enabled = is_enabled(trajectory)
+    plain = Reader(user=None, is_owner=False, is_moderator=False)
+    steps = _counts(trajectory, plain, enabled=enabled)
+    cache.set(key, (enabled, steps), SUMMARY_CACHE_SECONDS)
+    return enabled, steps
+
+
 def trajectory_summary(trajectory: Trajectory, reader: Reader) -> dict[str, Any]:
     """Per step, what the viewer draws: ratings for and against, first-wrong marks, how many
     corrections and comments, and the reader's own rating and mark. Steps without feedback are
-    left out. Five queries at most, whatever the number of steps."""
-    enabled = is_enabled(trajectory)
+    left out. A few queries at most, whatever the number of steps; for readers but the owner
+    and moderators the counts come from the cache while no feedback changed."""
+    if reader.is_owner or reader.is_moderator:
+        enabled = is_enabled(trajectory)
+        steps = _counts(trajectory, reader, enabled=enabled)
+    else:
+        enabled, shared = _shared_counts(trajectory)
+        steps = {step: dict(counts) for step, counts in shared.items()}
+        if reader.key:
+            # Their own notes that no one else sees yet count for them.
+            own = StepNote.objects.filter(trajectory=trajectory, author_key=reader.key)
+            if enabled:
+                own = own.exclude(state=NoteState.SHOWN)
+            for position, kind, n in (
+                own.values_list("position", "kind").annotate(n=Count("id")).order_by()
+            ):
+                name = "corrections" if kind == NoteKind.CORRECTION else "comments"
+                row = steps.setdefault(position + 1, {})
+                row[name] = row.get(name, 0) + n
+    return _summary(trajectory, reader, enabled, steps)
+
+
+def _counts(trajectory: Trajectory, reader: Reader, *, enabled: bool) -> dict[int, dict[str, int]]:
     steps: dict[int, dict[str, Any]] = defaultdict(dict)
     if counts_visible(reader, enabled=enabled):
         for position, value, n in (
@@ -299,6 +355,12 @@ def trajectory_summary(trajectory: Trajectory, reader: Reader) -> dict[str, Any]
         .order_by()
     ):
         steps[position + 1]["corrections" if kind == NoteKind.CORRECTION else "comments"] = n
+    return dict(steps)
+
+
+def _summary(
+    trajectory: Trajectory, reader: Reader, enabled: bool, steps: dict[int, dict[str, int]]
+) -> dict[str, Any]:
     mine: dict[str, Any] = {"ratings": {}, "first_wrong": None}
     if reader.key:
         mine["ratings"] = {
@@ -322,6 +384,30 @@ def trajectory_summary(trajectory: Trajectory, reader: Reader) -> dict[str, Any]
     }
 
 
+# What note_view reads: a chunk's notes are hundreds of rows, each a model and its author.
+NOTE_VIEW_FIELDS = (
+    "trajectory_id",
+    "position",
+    "public_id",
+    "kind",
+    "mode",
+    "text",
+    "original",
+    "state",
+    "hold_reason",
+    "findings",
+    "shown_text",
+    "shown_original",
+    "shown_map",
+    "owner_rejected_at",
+    "outdated",
+    "author_key",
+    "created_at",
+    "updated_at",
+    "author__username",
+)
+
+
 def notes_of_steps(trajectory: Trajectory, reader: Reader, steps: list[int]) -> list[StepFeedback]:
     """The corrections and comments of these steps (page numbers) that the reader may read, as
     StepFeedback rows holding only them, in step order; steps without any are left out. One
@@ -331,6 +417,7 @@ def notes_of_steps(trajectory: Trajectory, reader: Reader, steps: list[int]) -> 
         visible_notes(trajectory, reader, enabled=enabled)
         .filter(position__in=[step - 1 for step in steps])
         .select_related("author")
+        .only(*NOTE_VIEW_FIELDS)
         .order_by("position", "created_at", "id")
     )
     if not notes:
@@ -357,3 +444,38 @@ def note_for(trajectory: Trajectory, public_id: str, reader: Reader) -> StepNote
         .select_related("trajectory", "author")
         .first()
     )
+
+
+def account_feedback(user: User) -> list[dict[str, Any]]:
+    """Everything an account gave, in its own words, for "download all my data": ratings,
+    first-wrong marks, corrections and comments, with the trajectory and step of each."""
+    rows: list[dict[str, Any]] = []
+    for rating in StepRating.objects.filter(author=user).select_related("trajectory"):
+        rows.append(_own(rating, "rating", value=rating.value))
+    for mark in FirstWrongMark.objects.filter(author=user).select_related("trajectory"):
+        rows.append(_own(mark, "first_wrong"))
+    for note in StepNote.objects.filter(author=user).select_related("trajectory"):
+        rows.append(
+            _own(
+                note,
+                note.kind,
+                mode=note.mode,
+                text=note.text,
+                original=note.original,
+                state=note.state,
+                rejected_by_owner=note.owner_rejected_at is not None,
+            )
+        )
+    return sorted(rows, key=lambda row: (row["created_at"], row["kind"]))
+
+
+def _own(row: StepRating | FirstWrongMark | StepNote, kind: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "trajectory": row.trajectory.share_id,
+        "step": row.step,
+        "outdated": row.outdated,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        **extra,
+    }

@@ -36,6 +36,7 @@ from apps.feedback.models import (
     StepNote,
     StepRating,
 )
+from apps.feedback.selectors import feedback_changed
 from apps.trajectories.models import Event, Trajectory
 
 if TYPE_CHECKING:
@@ -381,6 +382,7 @@ def note_decide(*, note: StepNote, moderator: User, approve: bool) -> bool:
             .update(state=target, decided_by=moderator, decided_at=now, hold_reason="")
         )
         NoteReport.objects.filter(note=note, resolved_at__isnull=True).update(resolved_at=now)
+    feedback_changed(note.trajectory_id)
     if changed and approve and note.kind == NoteKind.CORRECTION:
         author = Author(user=note.author, is_holder=note.author_key == HOLDER_KEY)
         _tell_owner(note.trajectory, author, kind="corrected", step=note.step)
@@ -434,6 +436,7 @@ def note_report(
             StepNote.objects.filter(pk=note.pk, state=NoteState.SHOWN).update(
                 state=NoteState.HELD, hold_reason=f"reported by {reporters} readers"
             )
+            feedback_changed(note.trajectory_id)
     return report
 
 
@@ -465,4 +468,5 @@ def feedback_reanchor(*, trajectory_id: int) -> int:
         outdated += stale.filter(outdated=False).update(outdated=True)
         if current:
             rows.filter(matching, outdated=True).update(outdated=False)
+    feedback_changed(trajectory_id)
     return outdated

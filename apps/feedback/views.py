@@ -19,6 +19,7 @@ from apps.core.ratelimit import RateLimited
 from apps.feedback import selectors, services
 from apps.feedback.errors import FeedbackError
 from apps.feedback.models import CorrectionMode, ReportReason
+from apps.feedback.rendering import notes_html
 from apps.trajectories.rendering import ViewContext, card_html, present_event
 from apps.trajectories.rendering.text import marks_for
 from apps.trajectories.selectors.viewer import Access, trajectory_access
@@ -200,13 +201,8 @@ def trajectory_feedback_notes(request: HttpRequest, share_id: str) -> HttpRespon
         if part.strip().isdigit() and int(part) >= 1:
             steps.append(int(part))
     rows = selectors.notes_of_steps(access.trajectory, reader, steps) if steps else []
-    return _private(
-        render(
-            request,
-            "feedback/_notes_many.html",
-            {"rows": rows, "base": f"/t/{access.trajectory.share_id}/"},
-        )
-    )
+    body = notes_html(rows, f"/t/{access.trajectory.share_id}/")
+    return _private(HttpResponse(body, content_type="text/html; charset=utf-8"))
 
 
 @require_safe

@@ -16,7 +16,10 @@ pytestmark = pytest.mark.django_db
 
 # What each takes today, pinned; the point is that they do not grow with the feedback.
 SUMMARY_QUERIES = 5  # the trajectory, the switch, ratings, marks, notes (anonymous: no "mine")
-SUMMARY_QUERIES_SIGNED_IN = 10  # + session, user, groups (is_moderator), own ratings, own mark
+SUMMARY_QUERIES_WARM = 1  # the trajectory: the counts come from the cache
+# Warm, signed in: session, user, groups (is_moderator), the trajectory, own unshown notes,
+# own ratings, own mark.
+SUMMARY_QUERIES_SIGNED_IN = 7
 NOTES_QUERIES = 3  # the trajectory, the switch, the notes
 
 
@@ -84,6 +87,7 @@ def test_counts_do_not_grow_with_feedback(owner, readers, client):
     for trajectory, expect_notes in ((few, False), (many, True)):
         base = f"/t/{trajectory.share_id}/"
         assert queries(client, base + "feedback") == SUMMARY_QUERIES
+        assert queries(client, base + "feedback") == SUMMARY_QUERIES_WARM
         assert queries(client, base + f"feedback/notes?steps={everything}") == NOTES_QUERIES
         page = client.get(base)
         assert (
@@ -103,3 +107,18 @@ def test_counts_do_not_grow_with_feedback(owner, readers, client):
         "corrections": 4,
         "comments": 4,
     }
+
+
+def test_the_cached_summary_follows_every_change(owner, readers, client):
+    from apps.feedback.services import Author, feedback_switch, step_feedback_give
+
+    trajectory = make_trajectory(owner=owner, steps=2)
+    url = f"/t/{trajectory.share_id}/feedback"
+    assert client.get(url).json()["steps"] == {}
+    step_feedback_give(trajectory=trajectory, step=2, author=Author(user=readers[0]), rating="bad")
+    assert client.get(url).json()["steps"] == {"2": {"bad": 1}}
+    feedback_switch(trajectory=trajectory, author=Author(user=owner), on=False)
+    assert client.get(url).json()["steps"] == {}
+    feedback_switch(trajectory=trajectory, author=Author(user=owner), on=True)
+    readers[0].delete()
+    assert client.get(url).json()["steps"] == {}

@@ -212,3 +212,20 @@ class StepNoteReview(StepNote):
         proxy = True
         verbose_name = "feedback review item"
         verbose_name_plural = "feedback review queue"
+
+
+class FeedbackLicence(models.Model):
+    """An author's answer to the licence question, asked with their first correction or
+    comment: `license` the site's licence they agreed to release their feedback text under, ""
+    when they declined (their text is then never released; asked once either way)."""
+
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # "user:<id>", or "holder:<share id>" for an anonymous sharer (per share: no account).
+    author_key = models.CharField(max_length=80, unique=True)
+    license = models.CharField(max_length=50, blank=True)
+    answered_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"feedback licence of {self.author_key}: {self.license or 'declined'}"

@@ -23,6 +23,7 @@ from django.db.models import Count, Q, QuerySet
 from apps.feedback import anchors, screening
 from apps.feedback.models import (
     HOLDER_KEY,
+    FeedbackLicence,
     FeedbackSwitch,
     FirstWrongMark,
     NoteKind,
@@ -191,6 +192,8 @@ class StepFeedback:
     my_first_wrong: bool = False
     my_first_wrong_step: int | None = None
     action: str = ""  # the step's action, redacted: what an action correction starts from
+    # The reader's answer to the licence question: None not asked yet, "" declined, else it.
+    my_license: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -207,6 +210,7 @@ class StepFeedback:
                 "rating": self.my_rating,
                 "first_wrong": self.my_first_wrong,
                 "first_wrong_step": self.my_first_wrong_step,
+                "license": self.my_license,
             },
         }
 
@@ -264,6 +268,10 @@ def step_feedback(trajectory: Trajectory, event: Event, reader: Reader) -> StepF
         )
         result.my_first_wrong_step = None if mark is None else mark + 1
         result.my_first_wrong = mark == position
+        key = reader.key if reader.user is not None else f"{HOLDER_KEY}:{trajectory.share_id}"
+        result.my_license = (
+            FeedbackLicence.objects.filter(author_key=key).values_list("license", flat=True).first()
+        )
     if agent and result.can_give:
         redactions, _digest = screening.trajectory_map(trajectory)
         from apps.trajectories.redaction import redactor

@@ -26,6 +26,7 @@ from apps.feedback.errors import FeedbackError
 from apps.feedback.models import (
     HOLDER_KEY,
     CorrectionMode,
+    FeedbackLicence,
     FeedbackSwitch,
     FirstWrongMark,
     NoteKind,
@@ -323,6 +324,24 @@ def _tell_owner(trajectory: Trajectory, author: Author, *, kind: str, step: int)
         return  # an anonymous sharer's address: at most one of each kind a day
     link = f"{settings.SITE_URL}/t/{trajectory.share_id}/steps/{step}/feedback"
     notice_send(kind=kind, trajectory=trajectory, link=link, reason=f"Step {step}.")
+
+
+def licence_key(trajectory: Trajectory, author: Author) -> str:
+    """Whose answer it is: the account, or the sharer of this one anonymous share."""
+    return author.key if author.user is not None else f"{HOLDER_KEY}:{trajectory.share_id}"
+
+
+def feedback_licence_answer(*, trajectory: Trajectory, author: Author, agreed: bool) -> str:
+    """Record the author's answer to the licence question; returns the licence agreed ("" :
+    declined). Asked with the first correction or comment; answering again replaces it."""
+    if not author.key:
+        raise FeedbackError("sign in to answer", status_code=401)
+    licence = settings.TRAJHUB_LICENSE if agreed else ""
+    FeedbackLicence.objects.update_or_create(
+        author_key=licence_key(trajectory, author),
+        defaults={"author": author.user, "license": licence},
+    )
+    return licence
 
 
 def step_feedback_withdraw(*, trajectory: Trajectory, step: int, author: Author) -> None:

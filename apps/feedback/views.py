@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
@@ -107,6 +108,7 @@ def _page(
         "done": DONE.get(request.GET.get("done", ""), ""),
         "error": error,
         "is_owner": reader.is_owner,
+        "site_license": settings.TRAJHUB_LICENSE,
     }
     return _private(render(request, "feedback/step.html", context, status=status))
 
@@ -152,6 +154,12 @@ def _post(request: HttpRequest, access: Access, reader: selectors.Reader, number
         )
     elif what in ("correction", "comment"):
         text = "" if "delete" in request.POST else request.POST.get("text", "")
+        if "license_asked" in request.POST:
+            services.feedback_licence_answer(
+                trajectory=trajectory,
+                author=author,
+                agreed=request.POST.get("license_agreed") == "on",
+            )
         extra = {"mode": request.POST.get("mode") or CorrectionMode.MESSAGE}
         services.step_feedback_give(
             trajectory=trajectory,

@@ -211,3 +211,29 @@ def test_held_note_shows_only_to_its_author_and_moderators(
         assert token not in str(body)
     (seen,) = client_as(moderator).get(url(public)).json()["corrections"]
     assert seen["state"] == "held"
+
+
+def test_the_licence_question_is_answered_once(public, client_as, other_user, client):
+    api = client_as(other_user)
+    assert api.get(url(public)).json()["mine"]["license"] is None
+    answer = give(api, public, comment="clear step", license_agreed=True)
+    assert answer.status_code == 200 and answer.json()["mine"]["license"] == "MIT"
+    assert give(api, public, license_agreed=False).json()["mine"]["license"] == ""
+    # The page asks only until it is answered.
+    client.force_login(other_user)
+    page = client.get(f"/t/{public.share_id}/steps/2/feedback").content.decode()
+    assert 'name="license_asked"' not in page
+
+
+def test_the_page_asks_the_licence_question_with_the_first_text(public, client, django_user_model):
+    from apps.feedback.models import FeedbackLicence
+
+    reader = django_user_model.objects.create_user("newcomer")
+    client.force_login(reader)
+    page = f"/t/{public.share_id}/steps/2/feedback"
+    assert 'name="license_asked"' in client.get(page).content.decode()
+    sent = client.post(
+        page, {"what": "comment", "text": "nice", "license_asked": "1", "license_agreed": "on"}
+    )
+    assert sent.status_code == 302
+    assert FeedbackLicence.objects.get(author=reader).license == "MIT"

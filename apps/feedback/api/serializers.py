@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from apps.feedback.models import CorrectionMode, NoteKind, NoteState, Rating, ReportReason
 
-INPUT_FIELDS = {"rating", "first_wrong", "correction", "mode", "comment"}
+INPUT_FIELDS = {"rating", "first_wrong", "correction", "mode", "comment", "license_agreed"}
 
 
 class FeedbackInputSerializer(serializers.Serializer):
@@ -34,6 +34,11 @@ class FeedbackInputSerializer(serializers.Serializer):
     )
     comment = serializers.CharField(
         required=False, allow_blank=True, trim_whitespace=False, help_text='"" deletes it.'
+    )
+    license_agreed = serializers.BooleanField(
+        required=False,
+        help_text="The licence question (asked with one's first correction or comment): true "
+        "lets the text be released under the site's licence; false: never released.",
     )
 
 
@@ -67,6 +72,9 @@ class MineOutputSerializer(serializers.Serializer):
     rating = serializers.CharField(allow_null=True)
     first_wrong = serializers.BooleanField()
     first_wrong_step = serializers.IntegerField(allow_null=True)
+    license = serializers.CharField(
+        allow_null=True, help_text='null: not asked yet; "": declined; else the licence agreed.'
+    )
 
 
 class StepFeedbackOutputSerializer(serializers.Serializer):

@@ -110,8 +110,11 @@ class StepFeedbackView(JsonApiView):
                 f"{', '.join(sorted(INPUT_FIELDS))}",
                 unknown[0],
             )
-        if not set(request.data) - {"mode"}:
-            raise ApiError("send at least one of rating, first_wrong, correction, comment", "body")
+        if not set(request.data) & (INPUT_FIELDS - {"mode"}):
+            raise ApiError(
+                "send at least one of rating, first_wrong, correction, comment, license_agreed",
+                "body",
+            )
         given = FeedbackInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         values = {
@@ -119,13 +122,19 @@ class StepFeedbackView(JsonApiView):
             for name in ("rating", "first_wrong", "correction", "comment")
             if name in given.validated_data
         }
-        services.step_feedback_give(
-            trajectory=trajectory,
-            step=_step(step),
-            author=_author(request, reader),
-            mode=given.validated_data["mode"],
-            **values,
-        )
+        author = _author(request, reader)
+        if values:
+            services.step_feedback_give(
+                trajectory=trajectory,
+                step=_step(step),
+                author=author,
+                mode=given.validated_data["mode"],
+                **values,
+            )
+        if "license_agreed" in given.validated_data:
+            services.feedback_licence_answer(
+                trajectory=trajectory, author=author, agreed=given.validated_data["license_agreed"]
+            )
         event = services.step_event(trajectory, _step(step))
         return Response(selectors.step_feedback(trajectory, event, reader).as_json())
 

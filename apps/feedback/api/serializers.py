@@ -42,7 +42,7 @@ class FeedbackInputSerializer(serializers.Serializer):
     )
 
 
-class ReportInputSerializer(serializers.Serializer):
+class NoteReportInputSerializer(serializers.Serializer):
     reason = serializers.ChoiceField(choices=ReportReason.choices)
     text = serializers.CharField(required=False, allow_blank=True, default="")
 

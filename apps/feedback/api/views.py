@@ -16,7 +16,7 @@ from apps.feedback.api.serializers import (
     INPUT_FIELDS,
     FeedbackInputSerializer,
     NoteOutputSerializer,
-    ReportInputSerializer,
+    NoteReportInputSerializer,
     StepFeedbackOutputSerializer,
     SummaryOutputSerializer,
 )
@@ -169,7 +169,7 @@ class NoteReportView(JsonApiView):
     @extend_schema(
         operation_id="feedback_report",
         summary="Report a correction or comment",
-        request=ReportInputSerializer,
+        request=NoteReportInputSerializer,
         responses={202: NoteOutputSerializer, **ERRORS},
     )
     def post(self, request: Request, share_id: str, note_id: str) -> Response:
@@ -177,7 +177,7 @@ class NoteReportView(JsonApiView):
         note = selectors.note_for(trajectory, note_id, reader)
         if note is None:
             raise ApiError("no such correction or comment on this trajectory", status_code=404)
-        given = ReportInputSerializer(data=request.data)
+        given = NoteReportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         services.note_report(
             note=note,

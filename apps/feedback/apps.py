@@ -10,7 +10,7 @@ class FeedbackConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from apps.core.api.errors import ApiError, register_error
-        from apps.feedback import models, receivers, selectors
+        from apps.feedback import accounts, models, receivers
         from apps.feedback.errors import FeedbackError
         from apps.trajectories.signals import trajectory_stored
 
@@ -32,7 +32,7 @@ class FeedbackConfig(AppConfig):
 
         register_export_section(
             "feedback",
-            selectors.account_feedback,
+            accounts.account_feedback,
             description="your ratings, first-wrong marks, corrections and comments on steps.",
         )
         register_error(FeedbackError, lambda exc: ApiError(exc.message, exc.where, exc.status_code))

@@ -452,38 +452,3 @@ def note_for(trajectory: Trajectory, public_id: str, reader: Reader) -> StepNote
         .select_related("trajectory", "author")
         .first()
     )
-
-
-def account_feedback(user: User) -> list[dict[str, Any]]:
-    """Everything an account gave, in its own words, for "download all my data": ratings,
-    first-wrong marks, corrections and comments, with the trajectory and step of each."""
-    rows: list[dict[str, Any]] = []
-    for rating in StepRating.objects.filter(author=user).select_related("trajectory"):
-        rows.append(_own(rating, "rating", value=rating.value))
-    for mark in FirstWrongMark.objects.filter(author=user).select_related("trajectory"):
-        rows.append(_own(mark, "first_wrong"))
-    for note in StepNote.objects.filter(author=user).select_related("trajectory"):
-        rows.append(
-            _own(
-                note,
-                note.kind,
-                mode=note.mode,
-                text=note.text,
-                original=note.original,
-                state=note.state,
-                rejected_by_owner=note.owner_rejected_at is not None,
-            )
-        )
-    return sorted(rows, key=lambda row: (row["created_at"], row["kind"]))
-
-
-def _own(row: StepRating | FirstWrongMark | StepNote, kind: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "trajectory": row.trajectory.share_id,
-        "step": row.step,
-        "outdated": row.outdated,
-        "created_at": row.created_at.isoformat(),
-        "updated_at": row.updated_at.isoformat(),
-        **extra,
-    }

@@ -1,10 +1,11 @@
-from django.urls import re_path
+from django.urls import path, re_path
 
 from apps.feedback import views
 
 SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
 
 urlpatterns = [
+    path("u/<str:username>/feedback", views.profile_feedback, name="profile-feedback"),
     re_path(
         rf"^t/{SHARE_ID}/steps/(?P<step>[0-9]{{1,9}})/feedback$",
         views.step_feedback_page,

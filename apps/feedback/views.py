@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
 from apps.feedback import selectors, services
+from apps.feedback.accounts import public_feedback_of
 from apps.feedback.errors import FeedbackError
 from apps.feedback.models import CorrectionMode, ReportReason
 from apps.feedback.rendering import notes_html
@@ -218,3 +219,18 @@ def trajectory_feedback_summary(request: HttpRequest, share_id: str) -> HttpResp
     """What viewer's feedback.js draws: per step counts, the reader's own, whether it may give."""
     access, reader = _opened(request, share_id)
     return _private(JsonResponse(selectors.trajectory_summary(access.trajectory, reader)))
+
+
+@require_safe
+def profile_feedback(request: HttpRequest, username: str) -> HttpResponse:
+    """/u/<username>/feedback: the account's public corrections and comments."""
+    from apps.accounts.selectors import profile_user
+
+    user = profile_user(username)
+    if user is None:
+        raise Http404("no such user")
+    return render(
+        request,
+        "feedback/profile.html",
+        {"profile": user, "rows": public_feedback_of(user)},
+    )

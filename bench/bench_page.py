@@ -18,6 +18,9 @@ Floors, same run, same trajectory:
 
     .venv/bin/python bench/bench_page.py [--events 2000] [--runs 30] [--screenshots 100]
 
+The same trajectory with feedback on every step (bench/page_feedback.py): the page, the
+viewer's feedback summary and the first chunk's notes, against the page without feedback.
+
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench_page).
 """
 
@@ -170,6 +173,9 @@ def main() -> int:
     parser.add_argument(
         "--only-many-findings", action="store_true", help="skip the 2,000-event page"
     )
+    parser.add_argument(
+        "--no-feedback", action="store_true", help="skip the page with feedback on every step"
+    )
     args = parser.parse_args()
     if args.only_many_findings:
         ensure_database()
@@ -267,6 +273,19 @@ def main() -> int:
         f"queries: {len(page_sql)} (visitor), {len(captured_owner.captured_queries)} (signed in); pinned in tests/trajectories/test_viewer_views.py"
     )
     ok_compare = bench_compare(args, trajectory, Client)
+    ok_feedback = True
+    if not args.no_feedback:
+        from bench.page_feedback import bench_feedback
+
+        ok_feedback = bench_feedback(
+            trajectory,
+            Client,
+            runs=args.runs,
+            timed=timed,
+            line=line,
+            p95=p95,
+            target_ms=TARGET_MS,
+        )
     if args.many_findings:
         bench_many_findings(
             args,
@@ -277,7 +296,7 @@ def main() -> int:
                 "find?q=contacts": statistics.median(samples_find),
             },
         )
-    return 0 if ok_time and ok_size and ok_compare else 1
+    return 0 if ok_time and ok_size and ok_compare and ok_feedback else 1
 
 
 def bench_many_findings(args, client_class, normal: dict[str, float] | None) -> None:

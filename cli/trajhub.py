@@ -680,6 +680,81 @@ def cmd_visibility(client: Client, args: argparse.Namespace, out: TextIO, err: T
     return EXIT_OK
 
 
+# --- feedback --------------------------------------------------------------------------------
+
+
+def _feedback_payload(args: argparse.Namespace) -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    if args.rating is not None:
+        payload["rating"] = None if args.rating == "none" else args.rating
+    if args.first_wrong is not None:
+        payload["first_wrong"] = args.first_wrong
+    for name in ("correction", "comment"):
+        value = getattr(args, name)
+        if value is not None:
+            payload[name] = sys.stdin.read() if value == "-" else value
+    if args.action:
+        payload["mode"] = "action"
+    return payload
+
+
+def _note_lines(note: dict[str, Any]) -> str:
+    flags = [note["state"]] if note["state"] != "shown" else []
+    if note.get("rejected_by_owner"):
+        flags.append("rejected by the owner")
+    if note.get("outdated"):
+        flags.append("outdated")
+    head = f"  {note['kind']} by {note['author']}" + (f" ({', '.join(flags)})" if flags else "")
+    body = note["diff"] if note.get("diff") else note["text"]
+    return head + "\n" + "".join(f"    {line}\n" for line in body.splitlines())
+
+
+def cmd_feedback(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """A trajectory's feedback (no STEP), a step's, or give / take back one's own on a step."""
+    share_id = _check_id(args.id)
+    headers = {"X-Deletion-Password": args.password} if args.password else {}
+    if args.step is None:
+        url = client.api_url(f"/trajectories/{share_id}/feedback")
+        summary = client.request("GET", url, headers=headers).json()
+        if args.json:
+            out.write(json.dumps(summary, indent=2) + "\n")
+            return EXIT_OK
+        if not summary["steps"]:
+            out.write("no feedback yet\n")
+        for step, counts in summary["steps"].items():
+            shown = ", ".join(f"{key} {value}" for key, value in counts.items())
+            out.write(f"step {step:>5}: {shown}\n")
+        return EXIT_OK
+    if args.step < 1:
+        raise CliError("steps are numbered from 1, as the page numbers them", "STEP")
+    url = client.api_url(f"/trajectories/{share_id}/steps/{args.step}/feedback")
+    payload = _feedback_payload(args)
+    if args.delete:
+        client.request("DELETE", url, headers=headers)
+        out.write(f"took back your feedback on step {args.step}\n")
+        return EXIT_OK
+    if payload:
+        body = json.dumps(payload).encode()
+        headers = {**headers, "Content-Type": "application/json"}
+        item = client.request("POST", url, body=body, headers=headers).json()
+    else:
+        item = client.request("GET", url, headers=headers).json()
+    if args.json:
+        out.write(json.dumps(item, indent=2) + "\n")
+        return EXIT_OK
+    ratings = item["ratings"]
+    out.write(
+        f"step {item['step']}: good {ratings['good']}, bad {ratings['bad']}, "
+        f"first wrong {item['first_wrong']}\n"
+    )
+    for note in item["corrections"] + item["comments"]:
+        out.write(_note_lines(note))
+    mine = item["mine"]
+    if payload:
+        out.write(f"yours: rating {mine['rating'] or 'none'}, first wrong {mine['first_wrong']}\n")
+    return EXIT_OK
+
+
 # --- command line ----------------------------------------------------------------------------
 
 
@@ -880,6 +955,36 @@ def build_parser() -> argparse.ArgumentParser:
         "token_value", nargs="?", metavar="TOKEN", help="the token (default: asked for)"
     )
     login.set_defaults(handler=cmd_login)
+
+    feedback = commands.add_parser(
+        "feedback",
+        parents=[common],
+        help="read a trajectory's step feedback, or rate, mark or correct a step",
+    )
+    feedback.add_argument("id", metavar="ID")
+    feedback.add_argument(
+        "step", nargs="?", type=int, metavar="STEP", help="as the page numbers it"
+    )
+    feedback.add_argument("--rating", choices=("good", "bad", "none"), help="none takes it back")
+    wrong = feedback.add_mutually_exclusive_group()
+    wrong.add_argument(
+        "--first-wrong",
+        dest="first_wrong",
+        action="store_true",
+        default=None,
+        help="this agent step is where it first went wrong",
+    )
+    wrong.add_argument("--not-first-wrong", dest="first_wrong", action="store_false")
+    feedback.add_argument(
+        "--correction", help='what the agent should have done; - reads stdin; "" deletes'
+    )
+    feedback.add_argument(
+        "--action", action="store_true", help="the correction is the step's action, edited"
+    )
+    feedback.add_argument("--comment", help='a short comment; "" deletes')
+    feedback.add_argument("--delete", action="store_true", help="take back all yours on STEP")
+    feedback.add_argument("--password", help="an anonymous share's password (its owner)")
+    feedback.set_defaults(handler=cmd_feedback)
 
     logout = commands.add_parser("logout", parents=[common], help="forget the stored token")
     logout.set_defaults(handler=cmd_logout)

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "apps.moderation",
     "apps.owners",
     "apps.stars",
+    "apps.feedback",
     "apps.datasets",
     "apps.learn",
     "apps.stats",
@@ -486,6 +487,13 @@ TRAJHUB_CLAIM_SECONDS = env_int("TRAJHUB_CLAIM_SECONDS", 15 * 60)
 TRAJHUB_REPORT_HOLD_COUNT = env_int("TRAJHUB_REPORT_HOLD_COUNT", 3)
 TRAJHUB_REPORT_WINDOW_SECONDS = env_int("TRAJHUB_REPORT_WINDOW_SECONDS", 7 * 24 * 3600)
 TRAJHUB_REPORTS_PER_HOUR = env_int("TRAJHUB_REPORTS_PER_HOUR", 10)
+# Step feedback (issue 23): writes per account and per client address an hour; distinct
+# reporters that hold a correction or comment for a moderator; and how young an account's
+# corrections and comments wait for a moderator before anyone else reads them (0: none do).
+TRAJHUB_FEEDBACK_PER_HOUR = env_int("TRAJHUB_FEEDBACK_PER_HOUR", 120)
+TRAJHUB_FEEDBACK_PER_HOUR_PER_ADDRESS = env_int("TRAJHUB_FEEDBACK_PER_HOUR_PER_ADDRESS", 300)
+TRAJHUB_FEEDBACK_REPORT_HOLD_COUNT = env_int("TRAJHUB_FEEDBACK_REPORT_HOLD_COUNT", 2)
+TRAJHUB_FEEDBACK_HOLD_NEW_ACCOUNTS_DAYS = env_int("TRAJHUB_FEEDBACK_HOLD_NEW_ACCOUNTS_DAYS", 0)
 # How long the link of a takedown request's confirmation email (and an appeal link) is valid.
 TRAJHUB_TAKEDOWN_LINK_SECONDS = env_int("TRAJHUB_TAKEDOWN_LINK_SECONDS", 3 * 24 * 3600)
 TRAJHUB_APPEAL_LINK_SECONDS = env_int("TRAJHUB_APPEAL_LINK_SECONDS", 30 * 24 * 3600)

@@ -29,6 +29,7 @@ LAYERS = [
     "moderation",
     "owners",
     "stars",
+    "feedback",
     "datasets",
     "learn",
     "stats",

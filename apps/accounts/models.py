@@ -51,6 +51,8 @@ class NoticeKind(models.TextChoices):
     SECRET_PUBLISHED = "secret_published", "A secret published in a release card"
     APPROVED = "approved", "Approved by a moderator"
     REPORT_OUTCOME = "report_outcome", "What happened to your report"
+    CORRECTED = "corrected", "A reader corrected a step"
+    FLAGGED = "flagged", "A reader marked where it went wrong"
 
 
 class Notice(models.Model):

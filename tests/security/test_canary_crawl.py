@@ -65,6 +65,7 @@ QUERIES = {
     "browse/": ["", "?q=token", "?agent={agent}", "?model={model}"],
     "api/v1/trajectories": ["", "?q=token", "?agent={agent}"],
     "t/{share_id}/find": ["?q=token", "?q=ghp"],
+    "t/{share_id}/feedback/notes": ["?steps=" + ",".join(str(n) for n in range(1, 60))],
 }
 
 
@@ -170,6 +171,7 @@ def canary_world(release_storage, owner, moderator):  # noqa: F811 (the fixture 
             trajectory_approve(trajectory=trajectory, moderator=moderator)
             trajectory.refresh_from_db()
         assert trajectory.is_public, name
+        _feedback_with_canaries(trajectory, canaries, moderator)
         shared.append(trajectory)
     mail.outbox.clear()
     release = release_services.release_run(force=True).release
@@ -177,10 +179,39 @@ def canary_world(release_storage, owner, moderator):  # noqa: F811 (the fixture 
     return {"canaries": canaries, "trajectories": shared, "release": release, "root": root}
 
 
+FEEDBACK_CANARIES = 2
+
+
+def _feedback_with_canaries(trajectory, canaries, moderator) -> None:
+    """A reader's action correction and comment on the canary step, each with a secret of its
+    own; the scan holds them and the careless moderator shows them too (issue 23)."""
+    from django.contrib.auth import get_user_model
+
+    from apps.feedback.models import StepNote
+    from apps.feedback.services import Author, note_decide, step_feedback_give
+
+    reader, _ = get_user_model().objects.get_or_create(username="canary-reader")
+    step = trajectory.events.order_by("-position").first().position + 1
+    step_feedback_give(
+        trajectory=trajectory,
+        step=step,
+        author=Author(user=reader),
+        rating="bad",
+        first_wrong=True,
+        correction=f"export GH_TOKEN={canaries.new()} && make test",
+        mode="action",
+        comment=f"The token {canaries.new()} works here.",
+    )
+    for note in StepNote.objects.filter(trajectory=trajectory):
+        note_decide(note=note, moderator=moderator, approve=True)
+
+
 def _fillings(world) -> dict[str, list[str]]:
     trajectories = world["trajectories"]
     first = trajectories[0]
-    steps = [str(e.position) for e in first.events.order_by("position")]
+    # Positions (0-based) and the page's step numbers (from 1: the feedback pages).
+    positions = [e.position for e in first.events.order_by("position")]
+    steps = [str(n) for n in sorted(set(positions) | {p + 1 for p in positions})]
     release = world["release"]
     return {
         "share_id": [t.share_id for t in trajectories],
@@ -194,7 +225,14 @@ def _fillings(world) -> dict[str, list[str]]:
         "token": ["not-a-token"],
         "token_id": ["1"],
         "export_id": ["1"],
+        "note_id": _note_ids(first),
     }
+
+
+def _note_ids(trajectory) -> list[str]:
+    from apps.feedback.models import StepNote
+
+    return list(StepNote.objects.filter(trajectory=trajectory).values_list("public_id", flat=True))
 
 
 def _urls(world) -> list[str]:
@@ -268,7 +306,7 @@ def _crawl(client: Client, start: list[str], canaries: Canaries) -> tuple[int, l
 
 def test_no_canary_reaches_any_public_surface(canary_world, other_user):
     canaries: Canaries = canary_world["canaries"]
-    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 8)
+    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 8 + FEEDBACK_CANARIES)
     urls = _urls(canary_world)
     leaks: list[str] = []
     visited = 0
@@ -292,6 +330,16 @@ def test_no_canary_reaches_any_public_surface(canary_world, other_user):
     mine.force_login(canary_world["trajectories"][0].owner)
     page = mine.get(canary_world["trajectories"][0].get_absolute_url()).content.decode()
     assert canaries.found(unescape(page))
+    # And the author of the feedback reads their own words, canaries included.
+    from apps.feedback.models import StepNote
+
+    note = StepNote.objects.filter(trajectory=canary_world["trajectories"][0]).first()
+    author = Client()
+    author.force_login(note.author)
+    own = author.get(f"/api/v1/trajectories/{note.trajectory.share_id}/steps/{note.step}/feedback")
+    assert canaries.found(own.content.decode())
+    seen = signed_in.get(f"/t/{note.trajectory.share_id}/steps/{note.step}/feedback")
+    assert seen.status_code == 200 and b"fb-note" in seen.content
     owner_email = canary_world["trajectories"][0].owner.email
     for message in mail.outbox:
         if owner_email and owner_email in message.to:

@@ -27,6 +27,7 @@ from django.utils import timezone
 from apps.accounts.models import ApiToken, DataExport, ExportState, Notice, User
 from apps.accounts.notices import notice_send
 from apps.core.queueing import enqueue
+from apps.owners.export_sections import export_sections
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_export
 from apps.trajectories.services import raw_read
@@ -153,6 +154,12 @@ def _write_archive(user: User, handle: Any) -> int:
             "account.json",
             json.dumps(_account_data(user, metas), indent=2, ensure_ascii=False),
         )
+        extra = []
+        for name, section, description in export_sections():
+            archive.writestr(
+                f"{name}.json", json.dumps(section(user), indent=2, ensure_ascii=False)
+            )
+            extra.append(f"{name}.json: {description}\n")
         archive.writestr(
             "README.txt",
             f"Everything your account {user.get_username()} holds on {settings.SITE_NAME}, "
@@ -160,7 +167,8 @@ def _write_archive(user: User, handle: Any) -> int:
             "account.json: the account, its API tokens (names only, no secrets), its notices and\n"
             "  the metadata of every trajectory.\n"
             "trajectories/<id>/original/: the file or payload as you shared it.\n"
-            "trajectories/<id>/openhands.json: the events as an OpenHands event array.\n",
+            "trajectories/<id>/openhands.json: the events as an OpenHands event array.\n"
+            + "".join(extra),
         )
     return len(metas)
 

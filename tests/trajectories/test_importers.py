@@ -34,6 +34,11 @@ EXPECTED = {
     "claude_code_2_1_41_task_subagent_progress_entire_cli.jsonl": ("claude_code", [88]),
     # tests/trajectories/test_importer_codex_cli.py checks its MANIFEST counts.
     "codex_cli_0_60_1_rtchess_lichess_clone.jsonl": ("codex_cli", [854]),
+    # One trajectory per sample: user, tool call, its result, answer (test_importer_inspect.py).
+    "inspect_log_v2_made_mockllm_addition_tool.json": ("inspect_log", [4, 4]),
+    "inspect_eval_zip_made_mockllm_addition_tool.eval": ("inspect_log", [4, 4]),
+    # One event per content item (test_importer_adp.py checks the MANIFEST counts).
+    "adp_std_v1_3_1_agenttuning_os_tool_call_ids.json": ("adp", [14, 12, 12, 14, 16]),
 }
 
 

@@ -32,6 +32,10 @@ EXPECTED = {
         "Added --verbose; the tests need a test file.",
     ),
     "codex_rollout.jsonl": ("codex_cli", [8], "greet.py takes --verbose now."),
+    "claude_code_session_folder.zip": ("claude_code", [8], "test_greet.py covers greet.py."),
+    "inspect_eval_log.json": ("inspect_log", [8, 8], "greet.py has 4 lines."),
+    "inspect_eval_log.eval": ("inspect_log", [8, 8], "greet.py has 4 lines."),
+    "adp_trajectories.json": ("adp", [10, 4], "greet.py takes --verbose now."),
 }
 
 

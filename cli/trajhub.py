@@ -1,6 +1,6 @@
 """trajhub: the TrajHub command-line client.
 
-Standard library only (urllib, json, gzip, argparse, getpass), so it runs with a plain Python 3.11
+Standard library only (urllib, json, gzip, zipfile, argparse, getpass), so it runs with a plain Python 3.11
 without the server's dependencies: `python -m cli.trajhub share run.json`, or the `trajhub` script.
 It speaks the REST API (DESIGN.md "Share API"): every API error is JSON
 {"error": {"message", "where"}}, shown here as "error: <message> (at <where>)".
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import gzip
+import io
 import json
 import os
 import sys
@@ -21,6 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,7 +33,7 @@ CHUNK = 64 * 1024
 # Uploads at least this big (after gzip) show a progress bar on stderr.
 PROGRESS_THRESHOLD = 1024 * 1024
 USER_AGENT = "trajhub-cli/0.1"
-EXPORT_FORMATS = ("original", "openhands", "openai", "sharegpt")
+EXPORT_FORMATS = ("original", "openhands", "openai", "sharegpt", "adp")
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -287,9 +289,26 @@ def _read_input(name: str) -> tuple[str, bytes]:
         return "stdin.json", sys.stdin.buffer.read()
     path = Path(name)
     try:
+        if path.is_dir() and path.with_name(path.name + ".jsonl").is_file():
+            path = path.with_name(path.name + ".jsonl")  # a session's folder: share the session
+        folder = path.with_suffix("") if path.suffix == ".jsonl" else None
+        if folder is not None and (folder / "subagents").is_dir():
+            return f"{folder.name}.zip", _session_zip(path, folder)
         return path.name, path.read_bytes()
     except OSError as exc:
         raise CliError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _session_zip(session: Path, folder: Path) -> bytes:
+    """A Claude Code session with its subagents: `<session>.jsonl` and the files of
+    `<session>/subagents/` beside it, zipped as the site reads a session folder."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(session.name, session.read_bytes())
+        for part in sorted((folder / "subagents").glob("agent-*.jsonl")):
+            if part.is_file() and not part.is_symlink():
+                archive.writestr(f"{folder.name}/subagents/{part.name}", part.read_bytes())
+    return buffer.getvalue()
 
 
 def share_one(
@@ -297,8 +316,10 @@ def share_one(
 ) -> tuple[int, int, Any]:
     """Share one file: (stored count, refused count, the API answer)."""
     filename, raw = _read_input(name)
-    # Already gzip (a .gz file) is sent as is: the server inflates either.
-    content = raw if raw[:2] == b"\x1f\x8b" else gzip.compress(raw, compresslevel=6)
+    # Already compressed (a .gz file, a zip: an Inspect .eval, a session folder) is sent as is:
+    # the server reads either.
+    packed = raw[:2] == b"\x1f\x8b" or raw[:4] in (b"PK\x03\x04", b"PK\x05\x06")
+    content = raw if packed else gzip.compress(raw, compresslevel=6)
     progress = None
     if not args.no_progress and len(content) >= PROGRESS_THRESHOLD:
         progress = Progress(f"uploading {filename}", 0, err)

@@ -25,13 +25,14 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from apps.trajectories.exporters import to_openai, to_openhands, to_sharegpt
+from apps.trajectories.exporters import to_adp, to_openai, to_openhands, to_sharegpt
+from apps.trajectories.exporters.adp_schema import FIELDS as ADP_FIELDS
 from apps.trajectories.exporters.common import conversation
 from apps.trajectories.importers.base import CanonicalEvent
 
 # --- column types: a tiny description both pyarrow and `datasets` features are written from ----
 
-Type = Any  # "string" | "int64" | "image" | [Type] (a list) | {name: Type} (a struct)
+Type = Any  # "string" | "int64" | "float64" | "image" | [Type] (a list) | {name: Type} (a struct)
 
 STEP: dict[str, Type] = {
     "id": "int64",
@@ -56,6 +57,29 @@ MESSAGE: dict[str, Type] = {
     ],
     "tool_call_id": "string",
 }
+# One ADP content item (exporters/adp.py): every field of every class, null where the item's
+# class has none; `kwargs`, `annotations` and `image_observation` (objects) as JSON text.
+ADP_ITEM: dict[str, Type] = {
+    "class_": "string",
+    "content": "string",
+    "source": "string",
+    "name": "string",
+    "language": "string",
+    "description": "string",
+    "function": "string",
+    "kwargs": "string",
+    "function_call": "string",
+    "reasoning_content": "string",
+    "reward": "float64",
+    "tool_call_id": "string",
+    "html": "string",
+    "axtree": "string",
+    "url": "string",
+    "annotations": "string",
+    "image_observation": "string",
+    "viewport_size": ["int64"],
+}
+ADP_JSON_FIELDS = ("kwargs", "annotations", "image_observation")
 
 _DEFAULT: dict[str, Type] = {
     "id": "string",
@@ -83,6 +107,13 @@ CONFIGS: dict[str, dict[str, Type]] = {
         "tools": "string",
         "license": "string",
     },
+    "adp": {
+        "id": "string",
+        "schema_version": "string",
+        "content": [ADP_ITEM],
+        "details": "string",
+        "license": "string",
+    },
 }
 # The configs built here, from whole trajectories; the ones other apps register
 # (apps.datasets.configs.register) follow them in CONFIGS, CONFIG_DIRS and CONFIG_DESCRIPTIONS.
@@ -97,12 +128,17 @@ CONFIG_DIRS = {
     "no_images": "no_images",
     "openai": "openai",
     "sharegpt": "sharegpt",
+    "adp": "adp",
 }
 CONFIG_DESCRIPTIONS = {
     "default": "every column, with the screenshots and plots (`images`)",
     "no_images": "the same rows without images: the light download",
     "openai": "OpenAI messages with tool calls (TRL's conversational format: `messages`, `tools`)",
     "sharegpt": "ShareGPT conversations (LLaMA-Factory: `from`/`value`, `function_call`, `observation`)",
+    "adp": "Agent Data Protocol standardized trajectories (neulab/agent-data-protocol, schema "
+    "1.3.1: `content` of actions and observations with `tool_call_id` links); each content item "
+    "has every ADP field, null where its `class_` has none, and `kwargs` and `details` are JSON "
+    "text (`apps.datasets.row_schema.adp_from_row` gives back the ADP document)",
 }
 
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -113,6 +149,8 @@ def _arrow(kind: Type) -> pa.DataType:
         return pa.string()
     if kind == "int64":
         return pa.int64()
+    if kind == "float64":
+        return pa.float64()
     if kind == "image":
         return _IMAGE
     if isinstance(kind, list):
@@ -306,6 +344,16 @@ def rows(
     talk = conversation(events)  # read, not changed, by both chat formats
     openai = to_openai(events, meta, talk)
     sharegpt = to_sharegpt(events, meta, talk)
+    adp = to_adp(
+        events,
+        {
+            **meta,
+            "id": fields.share_id,
+            "agent": fields.agent,
+            "model": fields.model,
+            "source_format": fields.source_format,
+        },
+    )
     return {
         "default": {**base, "images": images},
         "no_images": base,
@@ -322,6 +370,52 @@ def rows(
             "tools": sharegpt.get("tools"),
             "license": fields.license,
         },
+        "adp": {
+            "id": fields.share_id,
+            "schema_version": adp["schema_version"],
+            "content": [adp_item_row(item) for item in adp["content"]],
+            "details": _json(adp["details"]),
+            "license": fields.license,
+        },
+    }
+
+
+def adp_item_row(item: dict) -> dict:
+    """An ADP content item as an `adp` row's item (ADP_ITEM: every field, objects as JSON)."""
+    row: dict[str, Any] = {}
+    for name in ADP_ITEM:
+        value = item.get(name)
+        if name in ADP_JSON_FIELDS:
+            row[name] = None if value is None else _json(value)
+        elif name == "reward":
+            row[name] = float(value) if isinstance(value, (int, float)) else None
+        elif name == "viewport_size":
+            row[name] = list(value) if isinstance(value, (list, tuple)) else None
+        else:
+            row[name] = _text(value)
+    return row
+
+
+def adp_from_row(row: Mapping[str, Any]) -> dict:
+    """The ADP document of an `adp` row (as `datasets` loads it): each item with the fields of
+    its class only, the optional ones that are null left out, the JSON text parsed."""
+    content = []
+    for item in row["content"]:
+        fields = ADP_FIELDS.get(item["class_"], {})
+        kept: dict[str, Any] = {"class_": item["class_"]}
+        for name, (required, _) in fields.items():
+            value = item.get(name)
+            if name in ADP_JSON_FIELDS and value is not None:
+                value = orjson.loads(value)
+            if value is not None or required:
+                kept[name] = value
+        content.append(kept)
+    details = orjson.loads(row["details"]) if row.get("details") else {}
+    return {
+        "schema_version": row["schema_version"],
+        "id": row["id"],
+        "content": content,
+        "details": details,
     }
 
 

@@ -200,6 +200,10 @@ def test_superseded_files_stay_when_the_operator_keeps_them(world, release_stora
     assert any(release_dir(release_storage, first).rglob("*.parquet"))
 
 
+def card_text(folder) -> str:
+    return (folder / "README.md").read_text()
+
+
 def test_read_with_datasets_by_data_files_and_by_card_configs(
     world, release_storage, tmp_path, monkeypatch
 ):
@@ -235,6 +239,19 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
         "function_call",
         "observation",
     }
+    # The adp config: each row gives back an ADP trajectory that ADP's schema accepts.
+    from apps.datasets.row_schema import adp_from_row
+    from apps.trajectories.exporters.adp_schema import problems
+
+    adp = datasets.load_dataset(
+        str(folder), "adp", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert len(adp) == len(world["public"])
+    for row in adp:
+        document = adp_from_row(row)
+        assert problems(document) == [], problems(document)
+        assert document["id"] == row["id"] and document["content"]
+    assert 'config_name: "adp"' in card_text(folder)
     # No synthesis ran: the examples configs are empty. `datasets` cannot load a split without
     # rows, so the card does not offer them (issue 20: every listed config failed to load with
     # `Instruction "train" corresponds to no data!`); their zero-row files read with pyarrow.

@@ -1,4 +1,5 @@
-"""Exports of canonical events: OpenHands event arrays, OpenAI messages, ShareGPT conversations.
+"""Exports of canonical events: OpenHands event arrays, OpenAI messages, ShareGPT conversations,
+ADP standardized trajectories (adp.py says how events map onto ADP's actions and observations).
 
 Pure Python, no Django: `export_events(fmt, events, meta=...)` returns UTF-8 JSON bytes.
 One module per format (openhands.py, openai.py, sharegpt.py); what they share (the tool calls
@@ -36,14 +37,15 @@ from typing import Any
 
 import orjson
 
+from apps.trajectories.exporters.adp import to_adp
 from apps.trajectories.exporters.openai import to_openai
 from apps.trajectories.exporters.openhands import to_openhands
 from apps.trajectories.exporters.sharegpt import to_sharegpt
 from apps.trajectories.importers.base import CanonicalEvent
 
-__all__ = ["EXPORT_FORMATS", "export_events", "to_openai", "to_openhands", "to_sharegpt"]
+__all__ = ["EXPORT_FORMATS", "export_events", "to_adp", "to_openai", "to_openhands", "to_sharegpt"]
 
-EXPORT_FORMATS = ("openhands", "openai", "sharegpt")
+EXPORT_FORMATS = ("openhands", "openai", "sharegpt", "adp")
 
 
 def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> bytes:
@@ -56,6 +58,8 @@ def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> 
         payload: Any = to_openhands(events)
     elif fmt == "openai":
         payload = to_openai(events, meta)
+    elif fmt == "adp":
+        payload = to_adp(events, meta)
     else:
         payload = to_sharegpt(events, meta)
     try:

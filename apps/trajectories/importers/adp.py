@@ -15,8 +15,8 @@ or right after it, as ADP's own link back-fill reads them) -> an environment obs
 by it; other environment text -> an environment observation; `reasoning_content` -> a thinking
 message before its action; `api_action` -> an action of the function's name, `code_action` ->
 an action of its language (the `description` is the thought); `message_action` -> an agent
-message. A text observation named "system" is a system event (what TrajHub's own ADP export
-writes for context it has no other place for). `details` and `id` go to the metadata (and the
+message. A text observation named "system" is a system event, one named "error" a failed call's result
+(what TrajHub's own ADP export writes for what ADP has no place for). `details` and `id` go to the metadata (and the
 title, agent and model when TrajHub's export wrote them there). ADP has no session id, times or
 tokens. An item of a class newer than this importer is left out with a warning.
 
@@ -53,6 +53,8 @@ SYSTEM_NAME = "system"
 # TrajHub's export gives an action that had no result an empty one of this name: ADP links
 # every call to one result, and would otherwise pair the call with the next observation.
 NO_RESULT = "no_result"
+# ...and names the result of a call that failed "error" (ADP has no error flag).
+ERROR_NAME = "error"
 
 
 def is_item(item: Any) -> bool:
@@ -223,8 +225,9 @@ def _observation(reader: _Reader, item: dict[str, Any], index: int, where: str) 
         if name == NO_RESULT and not text:
             return  # TrajHub's export: the action had no result (ADP wants one per call)
         action = next(e for e in reversed(reader.events) if e.original_id == cause)
+        data = {**item, "is_error": True} if name == ERROR_NAME else item
         event = CanonicalEvent(
-            "environment", "observation", action.type, text, item, str(index), None, cause
+            "environment", "observation", action.type, text, data, str(index), None, cause
         )
     elif name == SYSTEM_NAME:
         origin = source if source in ("agent", "environment") else "user"

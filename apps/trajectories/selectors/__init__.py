@@ -164,7 +164,7 @@ def _view(event: Event, redact: Redact) -> EventView:
 
 
 def trajectory_export(trajectory: Trajectory, user: User | None, fmt: str) -> bytes:
-    """The trajectory in an export format (openhands, openai, sharegpt), as `user` may see it:
+    """The trajectory in an export format (openhands, openai, sharegpt, adp), as `user` may see it:
     originals for the owner and moderators, redacted for everyone else. The API's download and
     the account's data export both use it."""
     redact = redactor_for(trajectory, user)

@@ -55,6 +55,7 @@ EXPORT_FORMATS = [
     ("openhands", "OpenHands JSON"),
     ("openai", "OpenAI messages"),
     ("sharegpt", "ShareGPT"),
+    ("adp", "ADP"),
 ]
 
 

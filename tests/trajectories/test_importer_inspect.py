@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 
 import orjson
 import pytest
@@ -163,3 +164,35 @@ def test_the_page_shows_the_score(client, owner, sample):
     client.force_login(owner)
     page = client.get(result.stored[1].trajectory.get_absolute_url()).content.decode()
     assert "includes: incorrect" in page
+
+
+MADE = Path(__file__).parent / "data" / "inspect_0_3_285_two_epochs_tool_errors.eval"
+
+
+def test_a_log_inspect_wrote_with_epochs_and_failing_tools():
+    """Written by inspect-ai 0.3.285 itself (data/make_inspect_log.py): zstd members, samples
+    in the order they finished, tool errors."""
+    result = parse(MADE.read_bytes())
+    assert result.format == "inspect_log" and result.errors == []
+    trajectories = result.trajectories
+    # The dataset's order, epoch by epoch, whatever order they finished in.
+    assert [(t.metadata["sample_id"], t.metadata["epoch"]) for t in trajectories] == [
+        ("div-1", 1),
+        ("div-2", 1),
+        ("div-1", 2),
+        ("div-2", 2),
+    ]
+    assert [run_outcome(t.metadata).score for t in trajectories] == [
+        "includes: correct",
+        "includes: incorrect",
+        "includes: correct",
+        "includes: incorrect",
+    ]
+    events = [e for t in trajectories for e in t.events]
+    calls = [e for e in events if e.kind == "action"]
+    results = [e for e in events if e.kind == "observation"]
+    assert calls and sorted(r.cause for r in results) == sorted(c.original_id for c in calls)
+    failed = [r for r in results if r.data.get("is_error")]
+    assert failed and all(r.text == "division by zero" for r in failed)
+    assert all(t.events[0].kind == "system" for t in trajectories)
+    assert {t.agent_version for t in trajectories} == {"0.3.285"}

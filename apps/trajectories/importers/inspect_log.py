@@ -95,6 +95,19 @@ def from_archive(entries: list[Any], decode: Any) -> Unpacked | None:
         if SAMPLE_ENTRY.match(entry.name):
             records.append({**envelope, "samples": [_json_entry(entry, decode)]})
             labels.append(entry.name)
+    # Inspect writes samples as they finish: put them in the dataset's order, epoch by epoch.
+    dataset = envelope["eval"].get("dataset")
+    order = dataset.get("sample_ids") if isinstance(dataset, dict) else None
+    places = {str(ident): n for n, ident in enumerate(order)} if isinstance(order, list) else {}
+
+    def place(pair: tuple[dict[str, Any], str]) -> tuple[float, float, str]:
+        sample = pair[0]["samples"][0]
+        epoch = number(sample.get("epoch")) if isinstance(sample, dict) else None
+        ident = str(sample.get("id")) if isinstance(sample, dict) else ""
+        return (epoch or 0, places.get(ident, len(places)), pair[1])
+
+    pairs = sorted(zip(records, labels, strict=True), key=place)
+    records, labels = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
     if not records:
         raise FormatError(
             "the .eval log holds no samples (it was written without them, or before the "

@@ -10,12 +10,16 @@ class ModerationConfig(AppConfig):
     def ready(self) -> None:
         # tasks: registered with Celery in every process, for the services' queueing by name.
         from apps.moderation import receivers, tasks  # noqa: F401
+        from apps.moderation.services.preview import preview_fields
+        from apps.trajectories import preview
         from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 
         trajectory_stored.connect(receivers.queue_scan, dispatch_uid="moderation.queue_scan")
         trajectory_deleted.connect(
             receivers.record_deletion, dispatch_uid="moderation.record_deletion"
         )
+        # The upload preview shows what the scan would redact, before anything is stored.
+        preview.register_report("redactions", preview_fields)
         post_migrate.connect(
             receivers.ensure_moderators_group,
             sender=self,

@@ -197,7 +197,8 @@ def test_zips_are_sent_as_they_are_and_a_session_takes_its_subagents_along(
     live_server, sample, tmp_path, token
 ):
     """An Inspect .eval is shared as it is; a Claude Code session file whose
-    `<session>/subagents/` folder lies beside it is sent zipped with it (issue 22)."""
+    `<session>/subagents/` folder lies beside it is sent zipped with it (cli/bundle.py), and
+    the site nests the subagent (issue 22)."""
     import zipfile
 
     log = write(tmp_path, "run.eval", sample("inspect_eval_log.eval"))
@@ -211,7 +212,9 @@ def test_zips_are_sent_as_they_are_and_a_session_takes_its_subagents_along(
     (tmp_path / "project" / main).write_bytes(archive.read(main))
     (tmp_path / "project" / agent).parent.mkdir(parents=True)
     (tmp_path / "project" / agent).write_bytes(archive.read(agent))
-    code, out, err = run(live_server, "share", str(tmp_path / "project" / main), token=token)
+    code, out, err = run(
+        live_server, "share", str(tmp_path / "project" / main), "--yes", token=token
+    )
     assert code == 0, err
     share_id = SHARE_URL.search(out).group(1)
     trajectory = Trajectory.objects.get(share_id=share_id)

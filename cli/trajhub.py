@@ -34,7 +34,7 @@ CHUNK = 64 * 1024
 # Uploads at least this big (after gzip) show a progress bar on stderr.
 PROGRESS_THRESHOLD = 1024 * 1024
 USER_AGENT = "trajhub-cli/0.1"
-EXPORT_FORMATS = ("original", "openhands", "openai", "sharegpt", "atif")
+EXPORT_FORMATS = ("original", "openhands", "openai", "sharegpt", "atif", "adp")
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -308,8 +308,9 @@ def share_one(
     filename, raw = _read_input(name) if upload is None else upload[:2]
     if upload is None and args.check:
         check_upload(client, name, filename, raw, args, err)
-    # Already gzip (a .gz file) or a zip (a session folder) is sent as is: the server reads both.
-    compressed = raw[:2] == b"\x1f\x8b" or raw[:4] == b"PK\x03\x04"
+    # Already compressed (a .gz file, a zip: an Inspect .eval, a session folder) is sent as is:
+    # the server reads both.
+    compressed = raw[:2] == b"\x1f\x8b" or raw[:4] in (b"PK\x03\x04", b"PK\x05\x06")
     content = raw if compressed else gzip.compress(raw, compresslevel=6)
     progress = None
     if not args.no_progress and len(content) >= PROGRESS_THRESHOLD:

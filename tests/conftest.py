@@ -15,17 +15,6 @@ FIXTURES_DIR = Path(
 # present on every machine, so import, page and upload tests never depend on the shared files.
 SAMPLES_DIR = Path(__file__).parent / "samples"
 SAMPLE_FILES = sorted(path.name for path in SAMPLES_DIR.glob("*") if path.suffix != ".py")
-# Real sessions of the agents issue 22 brings in (Claude Code, Codex CLI, ATIF, ADP, Inspect),
-# added to the shared fixtures ahead of their importers. Until those land each is refused with a
-# clear 400 naming the formats known (test_importers.py says so of each), and the tests that
-# import every real file leave them out; issue 22 moves each into their expectations.
-AWAITING_IMPORTERS = frozenset(
-    {
-        "adp_std_v1_3_1_agenttuning_os_tool_call_ids.json",
-        "inspect_eval_zip_made_mockllm_addition_tool.eval",
-        "inspect_log_v2_made_mockllm_addition_tool.json",
-    }
-)
 REQUIRE_SERVICES = os.environ.get("TRAJHUB_REQUIRE_SERVICES") == "1"
 # Fixtures of the ingest and API tests (private_storage), usable from any test folder.
 pytest_plugins = ["tests.ingest_helpers"]

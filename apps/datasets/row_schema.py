@@ -25,10 +25,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import pyarrow as pa
 
-from apps.trajectories.exporters import to_atif, to_openai, to_openhands, to_sharegpt
+from apps.datasets.row_formats import (
+    ADP_ITEM,
+    ATIF_FINAL_METRICS,
+    ATIF_STEP,
+    adp_row,
+    atif_row,
+)
+from apps.datasets.row_formats import json_cell as _json
+from apps.datasets.row_formats import text_cell as _text
+from apps.trajectories.exporters import to_adp, to_atif, to_openai, to_openhands, to_sharegpt
 from apps.trajectories.exporters.common import conversation
 from apps.trajectories.importers.base import CanonicalEvent
 
@@ -58,35 +66,6 @@ MESSAGE: dict[str, Type] = {
         }
     ],
     "tool_call_id": "string",
-}
-# Harbor's ATIF step (exporters/atif.py); objects of no fixed shape as JSON text.
-ATIF_STEP: dict[str, Type] = {
-    "step_id": "int64",
-    "timestamp": "string",
-    "source": "string",
-    "model_name": "string",
-    "message": "string",
-    "reasoning_content": "string",
-    "tool_calls": [{"tool_call_id": "string", "function_name": "string", "arguments": "string"}],
-    "observation": {
-        "results": [
-            {"source_call_id": "string", "content": "string", "subagent_trajectory_ref": "string"}
-        ]
-    },
-    "metrics": {
-        "prompt_tokens": "int64",
-        "completion_tokens": "int64",
-        "cached_tokens": "int64",
-        "cost_usd": "float64",
-    },
-    "extra": "string",
-}
-ATIF_FINAL_METRICS: dict[str, Type] = {
-    "total_prompt_tokens": "int64",
-    "total_completion_tokens": "int64",
-    "total_cached_tokens": "int64",
-    "total_cost_usd": "float64",
-    "total_steps": "int64",
 }
 
 _DEFAULT: dict[str, Type] = {
@@ -129,6 +108,13 @@ CONFIGS: dict[str, dict[str, Type]] = {
         "subagent_trajectories": "string",
         "license": "string",
     },
+    "adp": {
+        "id": "string",
+        "schema_version": "string",
+        "content": [ADP_ITEM],
+        "details": "string",
+        "license": "string",
+    },
 }
 # The configs built here, from whole trajectories; the ones other apps register
 # (apps.datasets.configs.register) follow them in CONFIGS, CONFIG_DIRS and CONFIG_DESCRIPTIONS.
@@ -144,6 +130,7 @@ CONFIG_DIRS = {
     "openai": "openai",
     "sharegpt": "sharegpt",
     "atif": "atif",
+    "adp": "adp",
 }
 CONFIG_DESCRIPTIONS = {
     "default": "every column, with the screenshots and plots (`images`; those withheld are "
@@ -155,6 +142,10 @@ CONFIG_DESCRIPTIONS = {
     "`tool_calls`, `observation.results` linked by `source_call_id`, `reasoning_content` and "
     "`metrics`, `final_metrics`); tool arguments, step extras and embedded subagent "
     "trajectories are JSON text",
+    "adp": "Agent Data Protocol standardized trajectories (neulab/agent-data-protocol, schema "
+    "1.3.1: `content` of actions and observations with `tool_call_id` links); each content item "
+    "has every ADP field, null where its `class_` has none, and `kwargs` and `details` are JSON "
+    "text (`apps.datasets.row_formats.adp_from_row` gives back the ADP document)",
 }
 
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -256,19 +247,6 @@ class TrajectoryFields:
     agent_version: str = ""
 
 
-def _json(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # integers beyond 64 bits: the standard library writes them exactly
-        return json.dumps(value, ensure_ascii=False)
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else _json(value)
-
-
 # Top-level fields of an OpenHands event that the step columns do not name: kept inside
 # args (actions) or extras (observations) so that nothing the event said is lost.
 _STEP_KEYS = {"id", "timestamp", "source", "message", "action", "observation", "content"}
@@ -361,6 +339,16 @@ def rows(
     talk = conversation(events)  # read, not changed, by both chat formats
     openai = to_openai(events, meta, talk)
     sharegpt = to_sharegpt(events, meta, talk)
+    adp = to_adp(
+        events,
+        {
+            **meta,
+            "id": fields.share_id,
+            "agent": fields.agent,
+            "model": fields.model,
+            "source_format": fields.source_format,
+        },
+    )
     return {
         "default": {**base, "images": images},
         "no_images": base,
@@ -377,86 +365,22 @@ def rows(
             "tools": sharegpt.get("tools"),
             "license": fields.license,
         },
-        "atif": atif_row(fields, events, meta),
-    }
-
-
-def atif_row(fields: TrajectoryFields, events: list[CanonicalEvent], meta: dict) -> dict:
-    """The atif export of the trajectory as one row of the `atif` config (ATIF_STEP's columns)."""
-    doc = to_atif(
-        events,
-        {
-            **meta,
-            "id": fields.share_id,
-            "agent": fields.agent,
-            "model": fields.model,
-            "agent_version": fields.agent_version,
-            "license": fields.license,
-        },
-    )
-    agent = doc["agent"]
-    subagents = doc.get("subagent_trajectories")
-    return {
-        "id": fields.share_id,
-        "schema_version": doc["schema_version"],
-        "agent": {
-            "name": agent["name"],
-            "version": agent["version"],
-            "model_name": agent.get("model_name"),
-            "tool_definitions": _json(agent["tool_definitions"])
-            if agent.get("tool_definitions")
-            else None,
-        },
-        "steps": [_atif_step(step) for step in doc["steps"]],
-        "final_metrics": {key: doc["final_metrics"].get(key) for key in ATIF_FINAL_METRICS},
-        "subagent_trajectories": _json(subagents) if subagents else None,
-        "license": fields.license,
-    }
-
-
-def _atif_step(step: dict) -> dict:
-    observation = step.get("observation")
-    metrics = step.get("metrics")
-    return {
-        "step_id": step["step_id"],
-        "timestamp": step.get("timestamp"),
-        "source": step["source"],
-        "model_name": step.get("model_name"),
-        "message": _text(step.get("message")),
-        "reasoning_content": step.get("reasoning_content"),
-        "tool_calls": [
-            {
-                "tool_call_id": call["tool_call_id"],
-                "function_name": call["function_name"],
-                "arguments": _json(call["arguments"]),
-            }
-            for call in step["tool_calls"]
-        ]
-        if step.get("tool_calls")
-        else None,
-        "observation": {
-            "results": [
+        "atif": atif_row(
+            to_atif(
+                events,
                 {
-                    "source_call_id": result.get("source_call_id"),
-                    "content": _text(result.get("content")),
-                    "subagent_trajectory_ref": _json(result["subagent_trajectory_ref"])
-                    if result.get("subagent_trajectory_ref")
-                    else None,
-                }
-                for result in observation["results"]
-            ]
-        }
-        if observation
-        else None,
-        "metrics": {
-            key: (float(metrics[key]) if key == "cost_usd" else metrics[key])
-            if metrics.get(key) is not None
-            else None
-            for key in ATIF_STEP["metrics"]
-        }
-        if metrics
-        else None,
-        "extra": _json(step["extra"]) if step.get("extra") else None,
+                    **meta,
+                    "id": fields.share_id,
+                    "agent": fields.agent,
+                    "model": fields.model,
+                    "agent_version": fields.agent_version,
+                    "license": fields.license,
+                },
+            ),
+            share_id=fields.share_id,
+            license=fields.license,
+        ),
+        "adp": adp_row(adp, share_id=fields.share_id, license=fields.license),
     }
 
 

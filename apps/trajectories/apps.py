@@ -27,7 +27,7 @@ class TrajectoriesConfig(AppConfig):
             dispatch_uid="trajectories.queue_redaction_index_refresh",
         )
         # The API's one error handler answers the importers' and the services' errors too.
-        register_error(FormatError, lambda exc: ApiError(exc.message, exc.where))
+        register_error(FormatError, lambda exc: ApiError(exc.message, exc.where, exc.status))
         register_error(
             SharingRefused,
             lambda exc: ApiError(

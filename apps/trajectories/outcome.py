@@ -1,6 +1,6 @@
 """What a run came to, from the metadata its importer kept: the final patch, resolved or not, the
 instance, cost, exit status and model stats (OpenHands evaluation rows, the resolver's output,
-SWE-agent's `info`).
+SWE-agent's `info`), and an Inspect AI sample's scores.
 
 Pure Python, no Django: the trajectory page's Result card, the API, the exports and the compare
 page all read it from here, so they agree. Callers pass metadata already redacted for the
@@ -67,11 +67,26 @@ def _resolved(metadata: dict[str, Any]) -> bool | None:
     return success if isinstance(success, bool) else None
 
 
+# Inspect AI's letter scores (inspect_ai.scorer: CORRECT, INCORRECT, PARTIAL, NOANSWER).
+INSPECT_VALUES = {"C": "correct", "I": "incorrect", "P": "partial", "N": "no answer"}
+
+
 def _score(metadata: dict[str, Any]) -> str:
     test_result = metadata.get("test_result")
     final = test_result.get("final_score") if isinstance(test_result, dict) else None
     if isinstance(final, dict) and "result" in final and "total" in final:
         return f"{final['result']} / {final['total']}"
+    # An Inspect sample's scores, by scorer: {"includes": {"value": "C", ...}}.
+    scores = metadata.get("scores")
+    if isinstance(scores, dict) and scores:
+        parts = []
+        for scorer, score in list(scores.items())[:5]:
+            value = score.get("value") if isinstance(score, dict) else score
+            if isinstance(value, dict):
+                value = ", ".join(f"{key} {item}" for key, item in list(value.items())[:5])
+            shown = INSPECT_VALUES.get(value, str(value)) if isinstance(value, str) else value
+            parts.append(f"{scorer}: {shown}")
+        return "; ".join(parts)
     return ""
 
 

@@ -198,3 +198,40 @@ def test_runs_as_a_module_without_any_third_party_package(live_server, sample, t
     assert result.returncode == 0, result.stderr
     share_id = SHARE_URL.search(result.stdout).group(1)
     assert Trajectory.objects.filter(share_id=share_id, owner=None).exists()
+
+
+def test_zips_are_sent_as_they_are_and_a_session_takes_its_subagents_along(
+    live_server, sample, tmp_path, token
+):
+    """An Inspect .eval is shared as it is; a Claude Code session file whose
+    `<session>/subagents/` folder lies beside it is sent zipped with it (cli/bundle.py), and
+    the site nests the subagent (issue 22)."""
+    import zipfile
+
+    log = write(tmp_path, "run.eval", sample("inspect_eval_log.eval"))
+    code, out, err = run(live_server, "share", log, token=token)
+    assert code == 0, err
+    assert len(SHARE_URL.findall(out)) == 2  # one trajectory per sample and epoch
+
+    archive = zipfile.ZipFile(io.BytesIO(sample("claude_code_session_folder.zip")))
+    main, agent = archive.namelist()
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / main).write_bytes(archive.read(main))
+    (tmp_path / "project" / agent).parent.mkdir(parents=True)
+    (tmp_path / "project" / agent).write_bytes(archive.read(agent))
+    code, out, err = run(
+        live_server, "share", str(tmp_path / "project" / main), "--yes", token=token
+    )
+    assert code == 0, err
+    share_id = SHARE_URL.search(out).group(1)
+    trajectory = Trajectory.objects.get(share_id=share_id)
+    assert trajectory.num_events == 8  # the subagent's four steps came along
+    assert trajectory.events.filter(data__subagent__agent_id="f00d").count() == 4
+
+    target = tmp_path / "out.adp.json"
+    code, out, err = run(
+        live_server, "download", share_id, "--format", "adp", "-o", str(target), token=token
+    )
+    assert code == 0, err
+    exported = json.loads(target.read_bytes())
+    assert exported["schema_version"] == "1.3.1" and exported["id"] == share_id

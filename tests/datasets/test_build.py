@@ -200,6 +200,10 @@ def test_superseded_files_stay_when_the_operator_keeps_them(world, release_stora
     assert any(release_dir(release_storage, first).rglob("*.parquet"))
 
 
+def card_text(folder) -> str:
+    return (folder / "README.md").read_text()
+
+
 def test_read_with_datasets_by_data_files_and_by_card_configs(
     world, release_storage, tmp_path, monkeypatch
 ):
@@ -244,6 +248,19 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
     results = [r for step in steps if step["observation"] for r in step["observation"]["results"]]
     assert calls and {r["source_call_id"] for r in results} & {c["tool_call_id"] for c in calls}
     assert all(isinstance(json.loads(call["arguments"]), dict) for call in calls)
+    # The adp config: each row gives back an ADP trajectory that ADP's schema accepts.
+    from apps.datasets.row_formats import adp_from_row
+    from apps.trajectories.exporters.adp_schema import problems
+
+    adp = datasets.load_dataset(
+        str(folder), "adp", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert len(adp) == len(world["public"])
+    for row in adp:
+        document = adp_from_row(row)
+        assert problems(document) == [], problems(document)
+        assert document["id"] == row["id"] and document["content"]
+    assert 'config_name: "adp"' in card_text(folder)
     # No synthesis ran: the examples configs are empty. `datasets` cannot load a split without
     # rows, so the card does not offer them (issue 20: every listed config failed to load with
     # `Instruction "train" corresponds to no data!`); their zero-row files read with pyarrow.

@@ -39,7 +39,7 @@ from tests.moderation.conftest import make_finding, make_trajectory
 from tests.moderation.test_ocr import DRAWN_TOKEN, attach, screenshot
 
 pytestmark = pytest.mark.django_db
-FORMATS = ("openhands", "openai", "sharegpt")
+FORMATS = ("openhands", "openai", "sharegpt", "adp")
 
 
 @pytest.fixture

@@ -7,7 +7,9 @@ tests/samples/test_samples.py checks what each file imports as.
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -752,6 +754,199 @@ def atif_trajectory() -> dict:
     }  # fmt: skip
 
 
+def _zip(files: dict[str, bytes]) -> bytes:
+    """A zip of `files`, deflated, with fixed times: the same bytes on every run."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2025, 3, 4, 10, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _lines(records: list[dict]) -> bytes:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in records).encode()
+
+
+def claude_code_folder() -> bytes:
+    """A Claude Code session folder as newer versions write it, zipped: the session file and,
+    under `<session>/subagents/`, the file of the subagent its Task call started."""
+    session = "7d1e9f20-3c4b-4a5d-8e6f-112233445566"
+    base = {"isSidechain": False, "userType": "external", "cwd": "/home/alice/greet",
+            "sessionId": session, "version": "2.1.50", "gitBranch": "main"}  # fmt: skip
+
+    def line(n: int, kind: str, message: dict, **fields) -> dict:
+        return {**base, "parentUuid": f"m{n - 1}" if n > 1 else None, "type": kind,
+                "uuid": f"m{n}", "timestamp": ts(n) + "Z", "message": message, **fields}  # fmt: skip
+
+    def said(role: str, *blocks: dict, model: str = "claude-sonnet-4-5") -> dict:
+        if role == "user":
+            return {"role": "user", "content": list(blocks)}
+        return {"role": "assistant", "id": f"msg_{len(blocks)}_{blocks[0].get('id', 'text')}",
+                "model": model, "type": "message", "content": list(blocks),
+                "usage": {"input_tokens": 20, "output_tokens": 10}}  # fmt: skip
+
+    task = {"type": "tool_use", "id": "toolu_explore", "name": "Task",
+            "input": {"description": "Find the tests", "prompt": "List the test files",
+                      "subagent_type": "Explore"}}  # fmt: skip
+    main = [
+        line(1, "user", {"role": "user", "content": "Which tests cover greet.py?"}),
+        line(2, "assistant", said("assistant", task)),
+        line(3, "user", said("user", {"type": "tool_result", "tool_use_id": "toolu_explore",
+                                      "content": [{"type": "text", "text": "test_greet.py"}]}),
+             toolUseResult={"status": "completed", "agentId": "f00d", "totalTokens": 300}),
+        line(4, "assistant", said("assistant", {"type": "text",
+                                                "text": "test_greet.py covers greet.py."})),
+    ]  # fmt: skip
+    agent_base = {**base, "isSidechain": True, "agentId": "f00d"}
+    grep = {"type": "tool_use", "id": "toolu_glob", "name": "Glob",
+            "input": {"pattern": "test_*.py"}}  # fmt: skip
+    agent = [
+        {**agent_base, "type": "user", "uuid": "a1", "parentUuid": None, "timestamp": ts(2) + "Z",
+         "message": {"role": "user", "content": "List the test files"}},
+        {**agent_base, "type": "assistant", "uuid": "a2", "parentUuid": "a1",
+         "timestamp": ts(3) + "Z", "message": said("assistant", grep, model="claude-haiku-4-5")},
+        {**agent_base, "type": "user", "uuid": "a3", "parentUuid": "a2", "timestamp": ts(3) + "Z",
+         "message": said("user", {"type": "tool_result", "tool_use_id": "toolu_glob",
+                                  "content": "test_greet.py"})},
+        {**agent_base, "type": "assistant", "uuid": "a4", "parentUuid": "a3",
+         "timestamp": ts(4) + "Z",
+         "message": said("assistant", {"type": "text", "text": "test_greet.py"},
+                         model="claude-haiku-4-5")},
+    ]  # fmt: skip
+    return _zip(
+        {f"{session}.jsonl": _lines(main), f"{session}/subagents/agent-f00d.jsonl": _lines(agent)}
+    )
+
+
+def inspect_log() -> dict:
+    """An Inspect AI log (JSON, version 2): one sample in two epochs, with a system message,
+    reasoning, a failed tool call and its retry, a score, and an attachment."""
+    attachment = "0123456789abcdef0123456789abcdef"
+
+    def sample(epoch: int, score: str) -> dict:
+        call = {"id": f"call_wc_{epoch}", "function": "bash",
+                "arguments": {"cmd": "wc -l greet.py"}, "type": "function"}  # fmt: skip
+        bad = {"id": f"call_cat_{epoch}", "function": "bash",
+               "arguments": {"cmd": "cat greet"}, "type": "function"}  # fmt: skip
+        messages = [
+            {"id": f"s{epoch}", "role": "system", "content": "You are a careful coding agent."},
+            {"id": f"u{epoch}", "role": "user", "source": "input",
+             "content": "How many lines does greet.py have?"},
+            {"id": f"a{epoch}", "role": "assistant", "source": "generate", "model": "sample/model",
+             "content": [{"type": "reasoning", "reasoning": "Read the file first."},
+                         {"type": "text", "text": "Let me look."}],
+             "tool_calls": [bad]},
+            {"id": f"t{epoch}", "role": "tool", "tool_call_id": bad["id"], "function": "bash",
+             "content": "", "error": {"type": "unknown", "message": "cat: greet: No such file"}},
+            {"id": f"b{epoch}", "role": "assistant", "source": "generate", "model": "sample/model",
+             "content": "", "tool_calls": [call]},
+            {"id": f"r{epoch}", "role": "tool", "tool_call_id": call["id"], "function": "bash",
+             "content": f"{ATTACHMENT_PREFIX}{attachment}"},
+            {"id": f"f{epoch}", "role": "assistant", "source": "generate", "model": "sample/model",
+             "content": "greet.py has 4 lines."},
+        ]  # fmt: skip
+        return {
+            "id": "count-lines", "epoch": epoch,
+            "input": "How many lines does greet.py have?", "target": "4",
+            "messages": messages,
+            "output": {"model": "sample/model", "completion": "greet.py has 4 lines."},
+            "scores": {"includes": {"value": score, "answer": "greet.py has 4 lines.",
+                                    "explanation": "4"}},
+            "metadata": {}, "store": {}, "events": [],
+            "model_usage": {"sample/model": {"input_tokens": 300, "output_tokens": 40,
+                                             "total_tokens": 340}},
+            "started_at": ts(epoch * 10) + "+00:00", "completed_at": ts(epoch * 10 + 5) + "+00:00",
+            "total_time": 5.0, "working_time": 4.5, "uuid": f"sample-uuid-{epoch}",
+            "attachments": {attachment: "4 greet.py"},
+        }  # fmt: skip
+
+    return {
+        "version": 2,
+        "status": "success",
+        "eval": {"eval_id": "evalid", "run_id": "runid", "created": ts(0) + "+00:00",
+                 "task": "count_lines", "task_version": 0,
+                 "dataset": {"name": "greet_lines", "samples": 1, "sample_ids": ["count-lines"]},
+                 "model": "sample/model", "packages": {"inspect_ai": "0.3.285"}},
+        "plan": {"name": "plan", "steps": [{"solver": "use_tools", "params": {}},
+                                           {"solver": "generate", "params": {}}]},
+        "results": {"total_samples": 2, "completed_samples": 2,
+                    "scores": [{"name": "includes", "scorer": "includes",
+                                "metrics": {"accuracy": {"name": "accuracy", "value": 0.5}}}]},
+        "stats": {"started_at": ts(0) + "+00:00", "completed_at": ts(30) + "+00:00"},
+        "samples": [sample(1, "C"), sample(2, "I")],
+    }  # fmt: skip
+
+
+ATTACHMENT_PREFIX = "attachment://"
+
+
+def inspect_eval() -> bytes:
+    """The same log as Inspect's `.eval` zip: header.json and one entry per sample."""
+    log = inspect_log()
+    header = {key: value for key, value in log.items() if key != "samples"}
+    files = {"_journal/start.json": json.dumps(
+        {"version": 2, "eval": header["eval"], "plan": header["plan"]}).encode()}  # fmt: skip
+    for item in log["samples"]:
+        files[f"samples/{item['id']}_epoch_{item['epoch']}.json"] = json.dumps(item).encode()
+    files["header.json"] = json.dumps(header).encode()
+    return _zip(files)
+
+
+def adp_trajectories() -> list[dict]:
+    """ADP standardized trajectories (schema 1.3.1): every content class, tool-call links,
+    reasoning, a web and an image observation, details."""
+    return [
+        {
+            "schema_version": "1.3.1",
+            "id": "greet_verbose_1",
+            "content": [
+                {"class_": "text_observation", "content": TASK, "name": None, "source": "user"},
+                {"class_": "code_action", "language": "bash", "content": "cat greet.py",
+                 "description": "Look at the file first.", "tool_call_id": "call_1",
+                 "reasoning_content": "The flag goes where argv is read."},
+                {"class_": "text_observation", "content": "import sys\n\ndef main():\n",
+                 "name": None, "source": "environment", "tool_call_id": "call_1"},
+                {"class_": "api_action", "function": "edit_file",
+                 "kwargs": {"path": "greet.py", "patch": PATCH}, "description": "Add the flag.",
+                 "tool_call_id": "call_2"},
+                {"class_": "text_observation", "content": "edited greet.py", "name": None,
+                 "source": "environment", "tool_call_id": "call_2"},
+                {"class_": "api_action", "function": "goto",
+                 "kwargs": {"url": "https://docs.python.org/3/library/sys.html"},
+                 "description": "Check sys.argv.", "tool_call_id": "call_3"},
+                {"class_": "web_observation", "html": None,
+                 "axtree": "[1] heading 'sys - System-specific parameters'",
+                 "url": "https://docs.python.org/3/library/sys.html",
+                 "image_observation": None, "viewport_size": [1280, 720],
+                 "tool_call_id": "call_3"},
+                {"class_": "image_observation", "content": "screenshots/terminal.png",
+                 "annotations": None, "source": "environment"},
+                {"class_": "message_action", "content": "greet.py takes --verbose now.",
+                 "description": "Done.", "reward": 1.0},
+            ],
+            "details": {"dataset": "trajhub_samples", "task_type": "coding"},
+        },
+        {
+            "schema_version": "1.3.1",
+            "id": "weather_2",
+            "content": [
+                {"class_": "text_observation", "content": "Weather in Paris?", "name": None,
+                 "source": "user"},
+                {"class_": "api_action", "function": "get_weather", "kwargs": {"city": "Paris"},
+                 "description": None},
+                {"class_": "text_observation", "content": "18 °C, clear", "name": None,
+                 "source": "environment"},
+                {"class_": "message_action", "content": "18 °C and clear in Paris.",
+                 "description": None},
+            ],
+            "details": {},
+        },
+    ]  # fmt: skip
+
+
 SAMPLES = {
     "openhands_v0_events.json": v0_events,
     "openhands_share_payload.json": share_payload,
@@ -764,12 +959,20 @@ SAMPLES = {
     "codex_rollout.jsonl": codex_rollout,
     "gemini_cli_session.jsonl": gemini_session,
     "atif_trajectory.json": atif_trajectory,
+    "claude_code_session_folder.zip": claude_code_folder,
+    "inspect_eval_log.json": inspect_log,
+    "inspect_eval_log.eval": inspect_eval,
+    "adp_trajectories.json": adp_trajectories,
 }
 
 
 def main() -> None:
     for name, make in SAMPLES.items():
         value = make()
+        if isinstance(value, bytes):
+            (HERE / name).write_bytes(value)
+            print(f"wrote {name} ({len(value):,} bytes)")
+            continue
         if name.endswith(".jsonl"):
             text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in value)
         else:

@@ -60,6 +60,7 @@ def surfaces(trajectory: Trajectory) -> dict[str, tuple[str, dict]]:
         "API download openai": (f"{api}/download?format=openai", {}),
         "API download sharegpt": (f"{api}/download?format=sharegpt", {}),
         "API download atif": (f"{api}/download?format=atif", {}),
+        "API download adp": (f"{api}/download?format=adp", {}),
     }
     for step in range(1, trajectory.num_events + 1):
         found[f"JSON of step {step}"] = (f"{page}events/{step}/json", fetch)

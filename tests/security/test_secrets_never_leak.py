@@ -148,7 +148,7 @@ def test_nobody_sees_them_anywhere_afterwards(shared, django_user_model):
             f"{api}/events",
             *(
                 f"{api}/download?format={fmt}"
-                for fmt in ("openhands", "openai", "sharegpt", "atif")
+                for fmt in ("openhands", "openai", "sharegpt", "atif", "adp")
             ),
         ]
         for name, client in clients.items():

@@ -9,8 +9,7 @@ import orjson
 import pytest
 
 from apps.trajectories.importers import parse
-from apps.trajectories.importers.base import KINDS, SOURCES, FormatError
-from tests.conftest import AWAITING_IMPORTERS
+from apps.trajectories.importers.base import KINDS, SOURCES
 
 # file -> (format, events per trajectory)
 EXPECTED = {
@@ -37,6 +36,11 @@ EXPECTED = {
     # ADP's ATIF export: a list of five trajectories (tests/trajectories/test_importer_atif.py
     # checks its MANIFEST counts: steps, user steps, calls with their results).
     "atif_v1_7_adp_converted_agenttuning_os_list.json": ("atif", [25, 16, 16, 16, 19]),
+    # One trajectory per sample: user, tool call, its result, answer (test_importer_inspect.py).
+    "inspect_log_v2_made_mockllm_addition_tool.json": ("inspect_log", [4, 4]),
+    "inspect_eval_zip_made_mockllm_addition_tool.eval": ("inspect_log", [4, 4]),
+    # One event per content item (test_importer_adp.py checks the MANIFEST counts).
+    "adp_std_v1_3_1_agenttuning_os_tool_call_ids.json": ("adp", [14, 12, 12, 14, 16]),
 }
 
 
@@ -56,25 +60,7 @@ def test_real_fixture_imports_with_expected_counts(real_fixture, name):
 def test_every_file_in_the_fixture_folders_is_covered(fixtures_dir):
     """A new fixture without expectations here would go untested."""
     files = {p.name for p in (fixtures_dir / "real").iterdir() if p.suffix != ".txt"}
-    assert files == set(EXPECTED) | {"sharegpt_glaive_toolcall_en_demo.json"} | AWAITING_IMPORTERS
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("name", sorted(AWAITING_IMPORTERS))
-def test_sessions_awaiting_their_importer_are_refused_clearly(real_fixture, client, name):
-    """Issue 22's formats, until their importers land: a 400 that says why (the formats known,
-    or that a zip is not UTF-8 text), never a 500 nor a half-stored share."""
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from apps.trajectories.models import Trajectory
-
-    data = real_fixture(name)
-    with pytest.raises(FormatError) as refused:
-        parse(data)
-    response = client.post("/api/v1/trajectories/preview", {"file": SimpleUploadedFile(name, data)})
-    assert response.status_code == 400, response.content
-    assert str(refused.value).split(";")[0] in response.content.decode()
-    assert Trajectory.objects.count() == 0
+    assert files == set(EXPECTED) | {"sharegpt_glaive_toolcall_en_demo.json"}
 
 
 def test_sharegpt_demo_is_one_trajectory_per_conversation(real_fixture):

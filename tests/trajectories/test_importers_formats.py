@@ -699,6 +699,8 @@ def test_registry_lists_every_format():
         "codex_cli",
         "gemini_cli",
         "atif",
+        "inspect_log",
+        "adp",
     }
     for module in FORMATS.values():
         assert module.LABEL and callable(module.detect) and callable(module.convert)

@@ -87,6 +87,21 @@ def test_result_card_on_the_page_in_the_api_and_in_exports(owner, client_as):
         )
         assert exported["result"]["patch"] == LONG_PATCH, fmt
         assert exported["result"]["instance_id"] == "greet__greet-1"
+    # ADP's details hold text only: the result as JSON text, read back by the ADP importer.
+    response = client_as(None).get(
+        f"/api/v1/trajectories/{trajectory.share_id}/download?format=adp"
+    )
+    exported = json.loads(
+        b"".join(response.streaming_content) if response.streaming else response.content
+    )
+    assert json.loads(exported["details"]["result"])["patch"] == LONG_PATCH
+    from apps.trajectories.importers import parse
+    from apps.trajectories.outcome import run_outcome
+
+    [back] = parse(json.dumps(exported).encode()).trajectories
+    again = run_outcome(back.metadata)
+    assert again.patch == LONG_PATCH and again.resolved is True
+    assert again.instance_id == "greet__greet-1"
 
 
 def test_a_patch_is_redacted_for_visitors(owner, client_as):

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.trajectories.importers import parse
 from apps.trajectories.models import Trajectory
-from tests.conftest import AWAITING_IMPORTERS, FIXTURES_DIR, SAMPLE_FILES
+from tests.conftest import FIXTURES_DIR, SAMPLE_FILES
 from tests.trajectories.test_pages import assert_csp_clean
 
 pytestmark = pytest.mark.django_db
@@ -30,9 +30,7 @@ AMBIGUOUS = json.dumps(
 ).encode()
 # Without the shared files one placeholder id remains, which real_fixture skips with the reason.
 REAL_FILES = sorted(
-    path.name
-    for path in (FIXTURES_DIR / "real").glob("*")
-    if path.name != "MANIFEST.txt" and path.name not in AWAITING_IMPORTERS
+    path.name for path in (FIXTURES_DIR / "real").glob("*") if path.name != "MANIFEST.txt"
 ) or ["(shared fixtures absent)"]
 
 

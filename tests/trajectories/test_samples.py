@@ -38,6 +38,10 @@ EXPECTED = {
         "greet.py takes --verbose now; a test file is still missing.",
     ),
     "atif_trajectory.json": ("atif", [15], "greet.py takes --verbose now and has a test."),
+    "claude_code_session_folder.zip": ("claude_code", [8], "test_greet.py covers greet.py."),
+    "inspect_eval_log.json": ("inspect_log", [8, 8], "greet.py has 4 lines."),
+    "inspect_eval_log.eval": ("inspect_log", [8, 8], "greet.py has 4 lines."),
+    "adp_trajectories.json": ("adp", [10, 4], "greet.py takes --verbose now."),
 }
 
 

@@ -32,7 +32,7 @@ from apps.trajectories.services import (
     trajectory_update,
 )
 from apps.trajectories.signals import trajectory_deleted, trajectory_stored
-from tests.conftest import AWAITING_IMPORTERS, skip_or_fail
+from tests.conftest import skip_or_fail
 from tests.ingest_helpers import (
     data_url,
     dumps,
@@ -492,7 +492,7 @@ def test_every_real_fixture_is_stored_as_the_importers_read_it(real_fixture, fix
     from apps.trajectories.importers import parse
 
     for path in sorted((fixtures_dir / "real").iterdir()):
-        if path.name == "MANIFEST.txt" or path.name in AWAITING_IMPORTERS:
+        if path.name == "MANIFEST.txt":
             continue
         data = path.read_bytes()
         expected = parse(data)

@@ -195,7 +195,7 @@ def test_header_shows_what_the_trajectory_is(made, owner):
         "MIT",
     ):
         assert text in html, text
-    for name in ("openhands", "openai", "sharegpt", "atif"):
+    for name in ("openhands", "openai", "sharegpt", "atif", "adp"):
         assert f"/api/v1/trajectories/{trajectory.share_id}/download?format={name}" in html
     assert "format=original" not in html  # the raw upload is the owner's
     assert (

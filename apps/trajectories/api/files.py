@@ -34,7 +34,7 @@ class TrajectoryDownloadView(JsonApiView):
             OpenApiParameter(
                 "format",
                 str,
-                enum=["original", "openhands", "openai", "sharegpt", "atif"],
+                enum=["original", "openhands", "openai", "sharegpt", "atif", "adp"],
                 description="original: the upload as sent (owner, moderators, password holder).",
             ),
             OpenApiParameter(
@@ -76,7 +76,7 @@ class TrajectoryDownloadView(JsonApiView):
             if not access.can_download_original:
                 raise ApiError(
                     "only the owner and moderators can download the original upload; "
-                    "choose format=openhands, openai, sharegpt or atif",
+                    "choose format=openhands, openai, sharegpt, atif or adp",
                     "format",
                     status_code=403,
                 )
@@ -84,6 +84,10 @@ class TrajectoryDownloadView(JsonApiView):
             name = _SAFE_NAME.sub("_", trajectory.raw_filename or "")[:100] or (
                 f"{trajectory.share_id}.json"
             )
+            if name.lower().endswith((".zip", ".eval")) and not content.startswith(b"PK"):
+                # The raw copy of one sample of an Inspect .eval (or the file a zip held) is
+                # JSON: named so, or Inspect would take it for a zip.
+                name = name.rsplit(".", 1)[0] + ".json"
             content_type = (
                 "application/json" if name.endswith(".json") else ("application/octet-stream")
             )

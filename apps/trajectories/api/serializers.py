@@ -16,7 +16,7 @@ from apps.trajectories.selectors.redactions import own_redactions
 if TYPE_CHECKING:
     from apps.trajectories.services import StoredTrajectory
 
-EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt", "atif")
+EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt", "atif", "adp")
 
 
 class ShareOptionsInputSerializer(serializers.Serializer):

@@ -46,6 +46,8 @@ from apps.trajectories.importers import FormatError
 from apps.trajectories.models import ReviewState, Visibility
 from apps.trajectories.selectors.redactions import with_redaction_index
 
+# A zip archive as the body: an Inspect .eval log, a Claude Code session folder.
+ZIP_TYPES = {"application/zip", "application/x-zip-compressed"}
 JSON_TYPES = {
     "application/json",
     "application/x-ndjson",
@@ -169,7 +171,9 @@ class TrajectoryListView(JsonApiView):
         description=(
             "Send a trajectory file in any supported format, as the JSON body (options as query "
             "parameters) or as a multipart upload (`file` plus the options as form fields). "
-            "`Content-Encoding: gzip` is accepted. Each trajectory in the file is stored or "
+            "`Content-Encoding: gzip` is accepted, and so are zip archives (an Inspect `.eval` "
+            "log, a Claude Code session folder, or one trajectory file zipped), within the same "
+            "decompressed-size limit. Each trajectory in the file is stored or "
             "reported: 201 if all were stored, 207 if some were, 400 if none. Anonymous shares "
             "get a deletion password, shown only in this answer."
         ),
@@ -219,14 +223,19 @@ class TrajectoryListView(JsonApiView):
         try:
             if content_type == "multipart/form-data":
                 data, options_data, filename, file_type = self._read_multipart(request)
-            elif content_type in JSON_TYPES or content_type.endswith("+json"):
+            elif (
+                content_type in JSON_TYPES
+                or content_type in ZIP_TYPES
+                or content_type.endswith("+json")
+            ):
                 data = read_request_body(request._request)
                 options_data = request.query_params
                 filename, file_type = request.query_params.get("filename", ""), content_type
             else:
                 raise UnsupportedMediaType(
                     f"Content-Type '{content_type or '(none)'}' is not accepted: send the file as "
-                    "application/json (or JSON Lines), or as multipart/form-data in a 'file' field",
+                    "application/json (or JSON Lines), application/zip, or as multipart/form-data in a 'file' "
+                    "field",
                     "Content-Type",
                 )
         except BodyError as exc:
@@ -254,7 +263,7 @@ class TrajectoryListView(JsonApiView):
             )
         except FormatError as exc:
             # Whole-body problems (not JSON, empty, unknown format) point at the body.
-            raise ApiError(exc.message, exc.where or "body") from None
+            raise ApiError(exc.message, exc.where or "body", exc.status) from None
         del data
         body = {
             "trajectories": StoredTrajectoryOutputSerializer(

@@ -1,5 +1,6 @@
 """Exports of canonical events: OpenHands event arrays, OpenAI messages, ShareGPT conversations,
-ATIF trajectories.
+ATIF trajectories and ADP standardized trajectories (adp.py says how events map onto ADP's
+actions and observations).
 
 Pure Python, no Django: `export_events(fmt, events, meta=...)` returns UTF-8 JSON bytes.
 One module per format (openhands.py, openai.py, sharegpt.py, atif.py); what they share (the tool calls
@@ -39,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from apps.trajectories.exporters.adp import to_adp
 from apps.trajectories.exporters.atif import to_atif
 from apps.trajectories.exporters.openai import to_openai
 from apps.trajectories.exporters.openhands import to_openhands
@@ -48,13 +50,14 @@ from apps.trajectories.importers.base import CanonicalEvent
 __all__ = [
     "EXPORT_FORMATS",
     "export_events",
+    "to_adp",
     "to_atif",
     "to_openai",
     "to_openhands",
     "to_sharegpt",
 ]
 
-EXPORT_FORMATS = ("openhands", "openai", "sharegpt", "atif")
+EXPORT_FORMATS = ("openhands", "openai", "sharegpt", "atif", "adp")
 
 
 def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> bytes:
@@ -69,6 +72,8 @@ def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> 
         payload = to_openai(events, meta)
     elif fmt == "atif":
         payload = to_atif(events, meta)
+    elif fmt == "adp":
+        payload = to_adp(events, meta)
     else:
         payload = to_sharegpt(events, meta)
     try:

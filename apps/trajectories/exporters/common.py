@@ -175,23 +175,43 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
     # OpenHands V0.
     if is_v0(data) and isinstance(data.get("action"), str):
         return [_v0_call(event, data)]
-    given = _given_call(event, data)
-    if given is not None:
-        return [given]
+    tool = _tool_call_of(event, data)
+    if tool is not None:
+        return [tool]
     return [Call(id="", name=event.type or "tool", arguments=dumps({"input": event.text}))]
 
 
-def _given_call(event: CanonicalEvent, data: dict) -> Call | None:
-    """Claude Code (input), Codex CLI, Gemini CLI and ATIF (arguments): the tool and its
-    arguments as the model gave them, under the call's own id."""
-    tool = text_of(data.get("tool"))
-    arguments = next(
-        (data[k] for k in ("arguments", "input") if isinstance(data.get(k), dict)), None
-    )
-    if not tool or arguments is None:
-        return None
-    call_id = text_of(data.get("tool_call_id")) or event.original_id
-    return Call(id=call_id, name=tool, arguments=dumps(arguments))
+def _tool_call_of(event: CanonicalEvent, data: dict) -> Call | None:
+    """The call as the session importers keep it: Claude Code's `tool` and `input`, Codex's
+    `tool` with `arguments` (function calls), `input` (custom tools) or `action` (shell and
+    search calls), Gemini CLI's and ATIF's `tool` and `arguments`; ADP's `api_action` and
+    `code_action` items."""
+    tool = data.get("tool")
+    if isinstance(tool, str) and tool:
+        found = next((data[key] for key in ("input", "arguments", "action") if key in data), None)
+        arguments = found if isinstance(found, dict) else {"input": found} if found else {}
+        call_id = text_of(data.get("tool_call_id")) or event.original_id  # ATIF names its own
+        return Call(id=call_id, name=tool, arguments=dumps(arguments))
+    kind = data.get("class_")
+    description = text_of(data.get("description"))
+    if kind == "api_action" and isinstance(data.get("function"), str):
+        kwargs = data.get("kwargs")
+        return Call(
+            id=text_of(data.get("tool_call_id")),
+            name=data["function"],
+            arguments=dumps(kwargs if isinstance(kwargs, dict) else {}),
+            thought=description,
+        )
+    if kind == "code_action":
+        language = text_of(data.get("language")) or "code"
+        key = "command" if language in ("bash", "sh", "shell", "console") else "code"
+        return Call(
+            id=text_of(data.get("tool_call_id")),
+            name=language,
+            arguments=dumps({key: text_of(data.get("content"))}),
+            thought=description,
+        )
+    return None
 
 
 def _arguments_text(arguments: Any) -> str:

@@ -2,6 +2,11 @@
 
 `parse()` decodes the bytes, checks the limits, detects the format (or takes the one asked for)
 and converts every record. Each format is one module with NAME, LABEL, detect() and convert().
+
+Optional hooks of a format module: `detect_lines` / `convert_lines` (a JSON Lines file that is
+one session); `unpack(doc)` (a document that holds many records, such as an Inspect log's
+samples: the records, each importable alone). ARCHIVE_READERS read the zip archives some
+formats come as (`from_archive(entries, decode)`: the document it holds, or None).
 """
 
 from __future__ import annotations
@@ -10,13 +15,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-import orjson
-
 from apps.trajectories.importers import (
+    adp,
     atif,
     claude_code,
+    claude_code_folder,
     codex_cli,
     gemini_cli,
+    inspect_log,
     openai_messages,
     openhands_eval,
     openhands_share,
@@ -25,15 +31,19 @@ from apps.trajectories.importers import (
     sharegpt,
     sweagent,
 )
+from apps.trajectories.importers.archive import ArchiveLimits, is_zip, read_zip
 from apps.trajectories.importers.base import (
     CanonicalEvent,
     CanonicalTrajectory,
     FormatError,
     ImportItem,
     ImportResult,
+    SessionFolder,
+    Unpacked,
     finalize,
     json_type,
 )
+from apps.trajectories.importers.jsonio import BadLine, decode_json, split_lines
 
 __all__ = [
     "CanonicalEvent",
@@ -43,6 +53,10 @@ __all__ = [
     "ImportResult",
     "Limits",
     "FORMATS",
+    "BadLine",
+    "decode_json",
+    "decode_upload",
+    "split_lines",
     "parse",
     "parse_document",
 ]
@@ -55,6 +69,8 @@ IMPORTERS: list[ModuleType] = [
     codex_cli,
     gemini_cli,
     atif,
+    inspect_log,
+    adp,
     openhands_v1,
     sweagent,
     openhands_eval,
@@ -63,6 +79,10 @@ IMPORTERS: list[ModuleType] = [
     openai_messages,
 ]
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in IMPORTERS}
+# Formats whose files come as zip archives (`from_archive`), and, by format, the readers of the
+# session folders they give (`convert_folder`).
+ARCHIVE_READERS: list[ModuleType] = [inspect_log, claude_code_folder]
+FOLDER_READERS: dict[str, ModuleType] = {claude_code.NAME: claude_code_folder}
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,7 @@ class Limits:
     max_events: int = 50_000
     max_field_bytes: int = 10 * 1024 * 1024
     max_depth: int = 200
+    archive: ArchiveLimits = ArchiveLimits()
 
 
 def register(module: ModuleType, *, before: str | None = None) -> None:
@@ -81,75 +102,6 @@ def register(module: ModuleType, *, before: str | None = None) -> None:
         index = IMPORTERS.index(FORMATS[before])
     IMPORTERS.insert(index, module)
     FORMATS[module.NAME] = module
-
-
-class BadLine:
-    """A line of a JSON Lines file that is not JSON: it becomes that record's error."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: FormatError):
-        self.error = error
-
-    def __repr__(self) -> str:
-        return f"BadLine({self.error})"
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of a JSON Lines file as decode_json numbers them (line N is item N - 1).
-
-    Only "\n" ends a line: JSON strings may hold U+2028 and other characters that
-    str.splitlines() would also break at.
-    """
-    return text.split("\n")
-
-
-def decode_json(data: bytes) -> tuple[Any, bool]:
-    """The JSON value of `data`, or for JSON Lines (second item True) the list of
-    (line number, value) of its non-blank lines, where a line that is not JSON has a BadLine.
-    """
-    if not data or not data.strip():
-        raise FormatError("the body is empty")
-    try:
-        # The common case straight from bytes: orjson checks the UTF-8 itself.
-        return orjson.loads(data), False
-    except orjson.JSONDecodeError as exc:
-        first_error = exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not valid UTF-8 (byte {exc.start})") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-        try:
-            return orjson.loads(text), False
-        except orjson.JSONDecodeError as exc:
-            first_error = exc
-    lines = [(n, line) for n, line in enumerate(split_lines(text), start=1) if line.strip()]
-    if len(lines) < 2:
-        raise _json_error(first_error, "")
-    values: list[tuple[int, Any]] = []
-    containers = 0
-    for number, line in lines:
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            values.append((number, BadLine(_json_error(exc, f"line {number}"))))
-            continue
-        containers += isinstance(value, (dict, list))
-        values.append((number, value))
-    if containers * 2 < len(lines):
-        # Mostly not JSON per line: a broken JSON document, not JSON Lines.
-        raise _json_error(first_error, "")
-    return values, True
-
-
-def _json_error(exc: orjson.JSONDecodeError, where: str) -> FormatError:
-    message = str(exc).lower()
-    if "recursion" in message or "depth limit" in message:
-        return FormatError("JSON nested too deeply", where)
-    location = f"line {exc.lineno}, column {exc.colno}" if not where else where
-    return FormatError(f"not valid JSON ({exc.msg})", location)
 
 
 def check_limits(value: Any, limits: Limits, where: str = "") -> None:
@@ -281,6 +233,17 @@ def parse_document(
                 f"unknown format '{format}'; known formats: {', '.join(sorted(FORMATS))}",
                 "format",
             )
+    if isinstance(value, SessionFolder):
+        if forced is not None and forced.NAME != value.format:
+            raise FormatError(
+                f"a {FORMATS[value.format].LABEL} folder is not a {forced.LABEL}", "format"
+            )
+        named = FORMATS[value.format]
+        item = _folder(named, FOLDER_READERS[value.format], value, limits)
+        return ImportResult(format=named.NAME, items=[item])
+    if not lines and not isinstance(value, Unpacked):
+        value = unpack(value, forced)
+    labels = value.labels if isinstance(value, Unpacked) else None
     if lines:
         session = _session_format(value, forced)
         if session is not None:
@@ -291,8 +254,11 @@ def parse_document(
         if module is not None:
             check_limits(value, limits)
             return ImportResult(format=module.NAME, items=[_convert(module, value, "", limits)])
-        if isinstance(value, list) and value and _splits(value, forced):
-            records = [(f"[{index}]", record) for index, record in enumerate(value)]
+        if isinstance(value, list) and value and (labels or _splits(value, forced)):
+            records = [
+                (labels[index] if labels else f"[{index}]", record)
+                for index, record in enumerate(value)
+            ]
         elif forced is not None and isinstance(value, (dict, list)):
             # The format was named: let its importer say what is wrong with this document.
             check_limits(value, limits)
@@ -373,6 +339,87 @@ def _session(module: ModuleType, lines: list[tuple[int, Any]], limits: Limits) -
     return item
 
 
+def _folder(
+    module: ModuleType, reader: ModuleType, folder: SessionFolder, limits: Limits
+) -> ImportItem:
+    """A session of several files (_session's rules, per file: a half-written last line is
+    left out with a warning, a bad line elsewhere refuses the session, naming file and line)."""
+    warnings = []
+    files = []
+    for name, lines in folder.files:
+        if lines and isinstance(lines[-1][1], BadLine):
+            number, bad = lines[-1]
+            warnings.append(
+                {
+                    "where": f"{name} line {number}",
+                    "message": f"left out: {bad.error.message} (a line "
+                    "still being written when the file was copied)",
+                }
+            )
+            lines = lines[:-1]
+        for number, record in lines:
+            if isinstance(record, BadLine):
+                return ImportItem(
+                    where="",
+                    error=FormatError(record.error.message, name + " " + record.error.where),
+                )
+            try:
+                check_limits(record, limits, f"{name} line {number}")
+            except FormatError as exc:
+                return ImportItem(where="", error=exc)
+        files.append((name, lines))
+    item = _convert(module, SessionFolder(folder.format, files), "", limits, reader.convert_folder)
+    if item.trajectory is not None:
+        item.trajectory.warnings = warnings + item.trajectory.warnings
+    return item
+
+
+def unpack(value: Any, forced: ModuleType | None = None) -> Any:
+    """The records of a document that holds many (an Inspect log's samples), else `value`."""
+    for module in [forced] if forced is not None else IMPORTERS:
+        if hasattr(module, "unpack"):
+            try:
+                records = module.unpack(value)
+            except FormatError:
+                raise
+            except Exception:  # a hook must never decide the outcome by crashing
+                continue
+            if records is not None:
+                return records
+    return value
+
+
+def decode_upload(data: bytes, limits: Limits = Limits()) -> tuple[bytes, Any, bool]:
+    """(the bytes the document was read from, the decoded document, whether JSON Lines).
+
+    A zip archive is read within the archive limits and handed to the formats whose files come
+    as archives (an Inspect `.eval`, a Claude Code session folder); a zip of one trajectory
+    file is that file (its bytes are returned, for the raw copy). Anything else is JSON or
+    JSON Lines (decode_json), with a document of many records unpacked into them.
+    """
+    if not is_zip(data):
+        value, lines = decode_json(data)
+        return data, (value if lines else unpack(value)), lines
+    entries = read_zip(data, limits.archive)
+    for reader in ARCHIVE_READERS:
+        document = reader.from_archive(entries, decode_json)
+        if document is not None:
+            return data, document, False
+    if len(entries) == 1:
+        (entry,) = entries
+        try:
+            value, lines = decode_json(entry.data)
+        except FormatError as exc:
+            raise exc.at(f"entry {entry.name!r}") from None
+        return entry.data, (value if lines else unpack(value)), lines
+    names = ", ".join(repr(entry.name) for entry in entries[:5])
+    raise FormatError(
+        f"a zip archive of {len(entries)} files ({names}{', ...' if len(entries) > 5 else ''}) "
+        "that is neither an Inspect .eval log nor a Claude Code session folder; zip one "
+        "trajectory file, or share the files one by one"
+    )
+
+
 def _detects(module: ModuleType, value: Any) -> bool:
     try:
         return bool(module.detect(value))
@@ -389,8 +436,9 @@ def _splits(value: list, forced: ModuleType | None) -> bool:
 
 
 def parse(data: bytes, *, format: str | None = None, limits: Limits = Limits()) -> ImportResult:
-    """Import uploaded bytes: one JSON document or JSON Lines. Raises FormatError if nothing fits."""
-    value, lines = decode_json(data)
+    """Import uploaded bytes: one JSON document, JSON Lines or a zip archive (decode_upload).
+    Raises FormatError if nothing fits."""
+    _, value, lines = decode_upload(data, limits)
     return parse_document(value, format=format, limits=limits, lines=lines)
 
 

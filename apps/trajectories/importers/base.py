@@ -30,7 +30,10 @@ MAX_ID = 100
 
 
 class FormatError(ValueError):
-    """Input that no importer (or the chosen one) can read. `where` points at the culprit."""
+    """Input that no importer (or the chosen one) can read. `where` points at the culprit;
+    `status` is the HTTP status it is answered with (413 for an archive over a limit)."""
+
+    status = 400
 
     def __init__(self, message: str, where: str = ""):
         super().__init__(message)
@@ -43,7 +46,7 @@ class FormatError(ValueError):
     def at(self, prefix: str) -> FormatError:
         """The same error, located inside `prefix` (e.g. "line 3")."""
         where = f"{prefix}, {self.where}" if self.where else prefix
-        return FormatError(self.message, where)
+        return type(self)(self.message, where)
 
 
 @dataclass
@@ -106,6 +109,24 @@ class ImportResult:
     @property
     def errors(self) -> list[ImportItem]:
         return [item for item in self.items if item.error is not None]
+
+
+class Unpacked(list):
+    """The records one document holds, each importable alone (an Inspect log's samples), with
+    `labels`, where each came from ("samples[1]", "samples/2_epoch_1.json"), for its errors."""
+
+    def __init__(self, records: list[Any], labels: list[str]):
+        super().__init__(records)
+        self.labels = labels
+
+
+@dataclass
+class SessionFolder:
+    """A session that is several JSON Lines files (a Claude Code session folder, from a zip):
+    `files` are (name, [(line number, value)]), the session's own file first."""
+
+    format: str
+    files: list[tuple[str, list[tuple[int, Any]]]]
 
 
 def parse_timestamp(value: Any) -> datetime | None:

@@ -15,7 +15,8 @@ context and never taken for the user's words; text -> agent messages; thinking -
 of type "thinking"; each `tool_use` -> an action of the tool's name; each `tool_result` -> an
 observation of that tool, caused by its `tool_use` (`is_error` kept). A subagent's events carry
 `data["subagent"]` (its id and the `Task` call it works for): they stay a nested run of that
-call, not part of the main line. The agent's own session id is never kept (DESIGN.md: a
+call, not part of the main line (a zipped session folder, whose subagents have files of their
+own, is read by claude_code_folder.py). The agent's own session id is never kept (DESIGN.md: a
 re-share proves itself with the client's HMAC, which cannot be derived from the file).
 
 Pure Python, no Django.
@@ -105,7 +106,7 @@ def convert(doc: Any) -> CanonicalTrajectory:
     return convert_lines([(1, doc)])
 
 
-class _Session:
+class Session:
     """What is read while walking the records: the events, and the facts for the metadata."""
 
     def __init__(self) -> None:
@@ -120,12 +121,18 @@ class _Session:
         self.compactions = 0
         self.subagents: set[str] = set()
         self.seen_nested: set[str] = set()
+        self.agent_calls: dict[str, str] = {}  # a subagent's id -> the Task call it answered
 
 
 def convert_lines(records: list[tuple[int, Any]]) -> CanonicalTrajectory:
-    session = _Session()
+    session = Session()
+    walk(session, records, "line")
+    return trajectory_of(session)
+
+
+def walk(session: Session, records: list[tuple[int, Any]], prefix: str) -> None:
     for number_, record in records:
-        where = f"line {number_}"
+        where = f"{prefix} {number_}"
         if not isinstance(record, dict):
             raise FormatError("expected a JSON object (a Claude Code record)", where)
         kind = record.get("type")
@@ -134,16 +141,15 @@ def convert_lines(records: list[tuple[int, Any]]) -> CanonicalTrajectory:
         if kind in CONVERSATION:
             _facts(session, record)
             subagent = _sidechain(record)
-            _record_events(session, record, where, subagent)
+            record_events(session, record, where, subagent)
         elif kind == "summary":
             session.summary = session.summary or text_of(record.get("summary"))
         elif kind == "progress":
             _progress(session, record, where)
         # Anything else is bookkeeping, or a type newer than this importer: skipped.
-    return _trajectory(session)
 
 
-def _facts(session: _Session, record: dict[str, Any]) -> None:
+def _facts(session: Session, record: dict[str, Any]) -> None:
     version = text_of(record.get("version"))
     if version and version not in session.versions:
         session.versions.append(version)
@@ -158,7 +164,7 @@ def _sidechain(record: dict[str, Any]) -> dict[str, str] | None:
     return None
 
 
-def _progress(session: _Session, record: dict[str, Any], where: str) -> None:
+def _progress(session: Session, record: dict[str, Any], where: str) -> None:
     data = record.get("data")
     if not isinstance(data, dict) or data.get("type") != "agent_progress":
         return  # hook and bash progress: bookkeeping (the tool's result says the outcome)
@@ -175,11 +181,11 @@ def _progress(session: _Session, record: dict[str, Any], where: str) -> None:
     if isinstance(data.get("prompt"), str) and agent_id not in session.subagents:
         session.subagents.add(agent_id)
     nested_record = {**nested, "timestamp": nested.get("timestamp") or record.get("timestamp")}
-    _record_events(session, nested_record, where, subagent)
+    record_events(session, nested_record, where, subagent)
 
 
-def _record_events(
-    session: _Session, record: dict[str, Any], where: str, subagent: dict[str, str] | None
+def record_events(
+    session: Session, record: dict[str, Any], where: str, subagent: dict[str, str] | None
 ) -> None:
     kind = record["type"]
     stamp = parse_timestamp(record.get("timestamp"))
@@ -201,14 +207,14 @@ def _record_events(
         raise FormatError("message.content is neither text nor a list of blocks", where)
 
 
-def _add(session: _Session, event: CanonicalEvent, subagent: dict[str, str] | None) -> None:
+def _add(session: Session, event: CanonicalEvent, subagent: dict[str, str] | None) -> None:
     if subagent is not None:
         event.data = {**event.data, "subagent": subagent}
     session.events.append(event)
 
 
 def _system(
-    session: _Session,
+    session: Session,
     record: dict[str, Any],
     stamp: Any,
     uuid: str,
@@ -239,7 +245,7 @@ def _is_context(text: str, record: dict[str, Any]) -> bool:
 
 
 def _user_text(
-    session: _Session,
+    session: Session,
     record: dict[str, Any],
     text: str,
     stamp: Any,
@@ -258,7 +264,7 @@ def _user_text(
 
 
 def _user_blocks(
-    session: _Session,
+    session: Session,
     record: dict[str, Any],
     blocks: list[Any],
     stamp: Any,
@@ -299,7 +305,7 @@ def _image_url(block: dict[str, Any]) -> str:
 
 
 def _tool_result(
-    session: _Session,
+    session: Session,
     record: dict[str, Any],
     block: dict[str, Any],
     stamp: Any,
@@ -318,6 +324,8 @@ def _tool_result(
     if block.get("is_error") is True:
         data["is_error"] = True
     details = record.get("toolUseResult")
+    if isinstance(details, dict) and text_of(details.get("agentId")) and call:
+        session.agent_calls[details["agentId"]] = call
     if details is not None:
         # The tool's own account (a structured patch, the file read, exit codes), without the
         # bulky copies of files it also holds.
@@ -330,7 +338,7 @@ def _tool_result(
 
 
 def _assistant(
-    session: _Session,
+    session: Session,
     message: dict[str, Any],
     stamp: Any,
     uuid: str,
@@ -373,7 +381,7 @@ def _assistant(
 
 
 def _tool_use(
-    session: _Session,
+    session: Session,
     block: dict[str, Any],
     stamp: Any,
     data_base: dict[str, Any],
@@ -394,7 +402,7 @@ def _tool_use(
     _add(session, event, subagent)
 
 
-def _trajectory(session: _Session) -> CanonicalTrajectory:
+def trajectory_of(session: Session) -> CanonicalTrajectory:
     prompts = [
         event.text
         for event in session.events
@@ -426,7 +434,7 @@ def _trajectory(session: _Session) -> CanonicalTrajectory:
     )
 
 
-def _usage_per_turn(session: _Session) -> None:
+def _usage_per_turn(session: Session) -> None:
     """Each reply's token usage on its last event (the page shows it per turn)."""
     last: dict[str, CanonicalEvent] = {}
     for event in session.events:

@@ -166,8 +166,8 @@ def _view(event: Event, redact: Redact) -> EventView:
 
 
 def trajectory_export(trajectory: Trajectory, user: User | None, fmt: str) -> bytes:
-    """The trajectory in an export format (openhands, openai, sharegpt, atif), as `user` may see it:
-    originals for the owner and moderators, redacted for everyone else. The API's download and
+    """The trajectory in an export format (openhands, openai, sharegpt, atif, adp), as `user`
+    may see it: originals for the owner and moderators, redacted for everyone else. The API's download and
     the account's data export both use it."""
     redact = redactor_for(trajectory, user)
     events = canonical_events(trajectory, user)

@@ -11,11 +11,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from django.conf import settings
 from django.db import DataError, transaction
 
-from apps.trajectories.importers import FormatError, decode_json, parse_document
+from apps.trajectories.importers import FormatError, decode_upload, parse_document
 from apps.trajectories.importers.base import CanonicalTrajectory, ImportItem
 from apps.trajectories.models import (
     Event,
@@ -91,10 +90,10 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
         user = None
         anonymous_share_check(options.client_ip)
 
-    value, lines = _decode(data)
-    result = parse_document(
-        value, format=options.format or None, limits=ingest_limits(), lines=lines
-    )
+    limits = ingest_limits()
+    # A zip of one trajectory file gives that file's bytes: its records are cut from them.
+    data, value, lines = decode_upload(data, limits)
+    result = parse_document(value, format=options.format or None, limits=limits, lines=lines)
     # Each record's raw copy, cut where the importer read it; the parsed JSON goes with them.
     raw_copies = storage.raw_copies(data, value, result.items)
     del value
@@ -155,17 +154,6 @@ def _ingest_item(
         outcome.errors.append(
             {"where": item.where, "message": "the database refused a value in this trajectory"}
         )
-
-
-def _decode(data: bytes) -> tuple[Any, bool]:
-    """decode_json, with a fast path for the common case of one valid JSON document: orjson
-    reads the bytes directly (validating UTF-8), so a 20 MB body is not also held as a str."""
-    if not data.startswith(b"\xef\xbb\xbf"):
-        try:
-            return orjson.loads(data), False
-        except orjson.JSONDecodeError:
-            pass  # JSON Lines, or an error that decode_json reports precisely
-    return decode_json(data)
 
 
 def validate_options(options: ShareOptions) -> None:

@@ -10,6 +10,7 @@ from django.core.validators import validate_email
 from apps.core import ratelimit
 from apps.core.ratelimit import RateLimited
 from apps.trajectories.importers import Limits
+from apps.trajectories.importers.archive import ArchiveLimits
 from apps.trajectories.services.errors import SharingRefused
 
 ANON_EMAIL_PLACEHOLDERS = {"", "not_provided", "none", "null", "anonymous"}
@@ -20,6 +21,13 @@ def ingest_limits() -> Limits:
         max_events=settings.TRAJHUB_MAX_EVENTS,
         max_field_bytes=settings.TRAJHUB_MAX_FIELD_BYTES,
         max_depth=settings.TRAJHUB_MAX_JSON_DEPTH,
+        # A zip's entries inflate within the gzip limit, in total.
+        archive=ArchiveLimits(
+            max_entries=settings.TRAJHUB_MAX_ZIP_ENTRIES,
+            max_entry_bytes=settings.TRAJHUB_MAX_ZIP_ENTRY_BYTES,
+            max_total_bytes=settings.TRAJHUB_MAX_DECOMPRESSED_BYTES,
+            max_ratio=settings.TRAJHUB_MAX_ZIP_RATIO,
+        ),
     )
 
 

@@ -222,7 +222,11 @@ def _upload(request: HttpRequest) -> HttpResponse:
         return response
     except FormatError as exc:
         return _upload_form_page(
-            request, form, status=400, error=_cannot_share(exc.message, exc.where), format_hint=True
+            request,
+            form,
+            status=exc.status,
+            error=_cannot_share(exc.message, exc.where),
+            format_hint=True,
         )
     if not result.stored:
         errors = result.errors

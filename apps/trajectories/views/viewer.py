@@ -58,6 +58,7 @@ EXPORT_FORMATS = [
     ("openai", "OpenAI messages"),
     ("sharegpt", "ShareGPT"),
     ("atif", "ATIF (Harbor)"),
+    ("adp", "ADP"),
 ]
 
 

@@ -9,13 +9,17 @@ class ModerationConfig(AppConfig):
 
     def ready(self) -> None:
         # tasks: registered with Celery in every process, for the services' queueing by name.
+        from apps.core.api.errors import ApiError, register_error
         from apps.moderation import receivers, tasks  # noqa: F401
+        from apps.moderation.errors import ModerationError
         from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 
         trajectory_stored.connect(receivers.queue_scan, dispatch_uid="moderation.queue_scan")
         trajectory_deleted.connect(
             receivers.record_deletion, dispatch_uid="moderation.record_deletion"
         )
+        # What the services refuse, the API answers as a 400 that says why.
+        register_error(ModerationError, lambda exc: ApiError(str(exc)))
         post_migrate.connect(
             receivers.ensure_moderators_group,
             sender=self,

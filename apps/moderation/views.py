@@ -38,9 +38,13 @@ def _context(trajectory: Trajectory, **extra) -> dict:
     }
 
 
-def _rate_limited(request: HttpRequest, template: str, context: dict) -> HttpResponse:
-    response = render(request, template, {**context, "rate_limited": True}, status=429)
-    response["Retry-After"] = "3600"
+def _rate_limited(
+    request: HttpRequest, template: str, context: dict, error: RateLimited
+) -> HttpResponse:
+    # Which limit it was: the address's hourly one, or the recipient's daily one.
+    response = render(request, template, {**context, "rate_limited": error.message}, status=429)
+    # The time its window has left: an hour's per address, a day's per takedown recipient.
+    response["Retry-After"] = str(error.retry_after)
     return response
 
 
@@ -60,8 +64,8 @@ def trajectory_report(request: HttpRequest, share_id: str) -> HttpResponse:
                 user=user,
                 client_ip=client_ip(request),
             )
-        except RateLimited:
-            return _rate_limited(request, template, _context(trajectory, form=form))
+        except RateLimited as error:
+            return _rate_limited(request, template, _context(trajectory, form=form), error)
         return render(request, "moderation/report_done.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
     return render(request, template, _context(trajectory, form=form), status=status)
@@ -80,8 +84,8 @@ def trajectory_takedown(request: HttpRequest, share_id: str) -> HttpResponse:
                 text=form.cleaned_data["text"],
                 client_ip=client_ip(request),
             )
-        except RateLimited:
-            return _rate_limited(request, template, _context(trajectory, form=form))
+        except RateLimited as error:
+            return _rate_limited(request, template, _context(trajectory, form=form), error)
         return render(request, "moderation/takedown_sent.html", _context(trajectory))
     status = 400 if request.method == "POST" else 200
     return render(request, template, _context(trajectory, form=form), status=status)

@@ -16,6 +16,7 @@ import getpass
 import gzip
 import json
 import os
+import secrets
 import sys
 import urllib.error
 import urllib.parse
@@ -24,6 +25,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
+
+from cli import bundle, report, sessions
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 API_PREFIX = "/api/v1"
@@ -293,16 +296,28 @@ def _read_input(name: str) -> tuple[str, bytes]:
 
 
 def share_one(
-    client: Client, name: str, args: argparse.Namespace, out: TextIO, err: TextIO
+    client: Client,
+    name: str,
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    upload: tuple[str, bytes, str] | None = None,
 ) -> tuple[int, int, Any]:
-    """Share one file: (stored count, refused count, the API answer)."""
-    filename, raw = _read_input(name)
-    # Already gzip (a .gz file) is sent as is: the server inflates either.
-    content = raw if raw[:2] == b"\x1f\x8b" else gzip.compress(raw, compresslevel=6)
+    """Share one file (or a session's upload: file name, bytes, session token): (stored count,
+    refused count, the API answer)."""
+    filename, raw = _read_input(name) if upload is None else upload[:2]
+    if upload is None and args.check:
+        check_upload(client, name, filename, raw, args, err)
+    # Already gzip (a .gz file) or a zip (a session folder) is sent as is: the server reads both.
+    compressed = raw[:2] == b"\x1f\x8b" or raw[:4] == b"PK\x03\x04"
+    content = raw if compressed else gzip.compress(raw, compresslevel=6)
     progress = None
     if not args.no_progress and len(content) >= PROGRESS_THRESHOLD:
         progress = Progress(f"uploading {filename}", 0, err)
-    content_type, length, chunks = multipart(_form_fields(args), filename, content, progress)
+    fields = _form_fields(args)
+    if upload is not None and not args.session_id:
+        fields["session_id"] = upload[2]
+    content_type, length, chunks = multipart(fields, filename, content, progress)
     if progress is not None:
         progress.total = length
     response = client.request(
@@ -346,9 +361,10 @@ def cmd_share(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO
         )
     stored = refused = failed = 0
     answers: list[Any] = []
-    for name in args.files:
+    for name, session in _share_targets(args):
         try:
-            count, bad, answer = share_one(client, name, args, out, err)
+            upload = None if session is None else session_upload(client, name, session, args, err)
+            count, bad, answer = share_one(client, name, args, out, err, upload)
         except CliError as exc:
             if exc.unreachable:
                 raise
@@ -367,6 +383,148 @@ def cmd_share(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO
     if stored == 0:
         return EXIT_FAILED
     return EXIT_PARTIAL if (refused or failed) else EXIT_OK
+
+
+# --- sessions found on this machine ----------------------------------------------------------
+
+
+def session_key() -> str:
+    """The key the agent's session ids are hashed under before they are sent (bundle.
+    session_token), made on first use and kept in the config file (mode 0600)."""
+    config = read_config()
+    if not config.get("session_key"):
+        config["session_key"] = secrets.token_hex(32)
+        write_config(config)
+    return config["session_key"]
+
+
+def _share_targets(args: argparse.Namespace) -> list[tuple[str, sessions.Session | None]]:
+    """What `share` was asked to send: files, session ids, or the newest session (--latest,
+    of one agent with --claude-code, --codex, --gemini or --openhands)."""
+    agent = args.agent
+    if args.latest:
+        if args.files:
+            raise CliError("--latest shares the newest session: give no FILE with it")
+        found = sessions.find(agent)
+        if not found:
+            where = f"{agent} " if agent else ""
+            raise CliError(f"no {where}sessions found on this machine (see `trajhub sessions`)")
+        return [(str(found[0].path), found[0])]
+    if not args.files:
+        raise CliError("give a FILE, a session id (see `trajhub sessions`) or --latest")
+    targets: list[tuple[str, sessions.Session | None]] = []
+    for name in args.files:
+        path = Path(name).expanduser()
+        if name == "-" or path.is_file() and not name.endswith((".jsonl", ".json")):
+            targets.append((name, None))
+        elif path.exists():
+            targets.append((name, sessions.from_path(path)))
+        else:
+            session = sessions.by_id(name)
+            if session is None:
+                raise CliError(f"{name}: no such file, nor a session id of this machine", name)
+            targets.append((str(session.path), session))
+    return targets
+
+
+def session_upload(
+    client: Client,
+    name: str,
+    session: sessions.Session,
+    args: argparse.Namespace,
+    err: TextIO,
+) -> tuple[str, bytes, str]:
+    """A session's upload (bundle.upload), checked by the site's preview and confirmed by the
+    sharer before it is sent: (file name, bytes, session token)."""
+    try:
+        filename, data = bundle.upload(
+            session, without_context=args.without_context, exclude=args.exclude or []
+        )
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read the session {name}: {exc}") from None
+    check_upload(client, name, filename, data, args, err)
+    if not client.token and not args.email:
+        remembered = read_config().get("email", "")
+        if remembered:
+            args.email = remembered
+            err.write(f"anonymous share: using the email of your last share ({remembered})\n")
+        else:
+            err.write(
+                "anonymous share: without --email, sharing this session again later makes a "
+                "new share instead of updating this one\n"
+            )
+    elif not client.token and args.email:
+        config = read_config()
+        if config.get("email") != args.email:
+            write_config({**config, "email": args.email})
+    return filename, data, bundle.session_token(session_key(), session)
+
+
+def check_upload(
+    client: Client, name: str, filename: str, data: bytes, args: argparse.Namespace, err: TextIO
+) -> None:
+    """Send the upload to the preview (which stores nothing), show what it found, and ask to go
+    on (--yes: don't ask)."""
+    compressed = data[:2] == b"\x1f\x8b" or data[:4] == b"PK\x03\x04"
+    content = data if compressed else gzip.compress(data, compresslevel=6)
+    content_type, length, chunks = multipart({}, filename, content, None)
+    query = {"format": args.format} if args.format else None
+    response = client.request(
+        "POST",
+        client.api_url("/trajectories/preview", query),
+        body=b"".join(chunks),
+        headers={"Content-Type": content_type, "Content-Length": str(length)},
+    )
+    answer = response.json()
+    if not isinstance(answer, dict):
+        raise CliError(f"unexpected answer from the server: {_snippet(response.body)}")
+    err.write(report.preview_text(answer, name))
+    if args.yes:
+        return
+    if not _has_terminal():
+        raise CliError("no terminal to confirm the share: add --yes to share without asking")
+    with open("/dev/tty", encoding="utf-8") as terminal:
+        err.write("Share it? [y/N] ")
+        err.flush()
+        reply = terminal.readline().strip().lower()
+    if reply not in ("y", "yes"):
+        raise CliError("not shared")
+
+
+def cmd_sessions(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    found = sessions.find(args.agent)[: max(args.limit, 0)]
+    if args.json:
+        rows = [
+            {
+                "id": session.id,
+                "agent": session.agent,
+                "path": str(session.path),
+                "project": session.project,
+                "first_prompt": session.first_prompt,
+                "modified": session.time,
+                "size": session.size,
+            }
+            for session in found
+        ]
+        out.write(json.dumps(rows, indent=2) + "\n")
+        return EXIT_OK
+    if not found:
+        err.write(
+            "no sessions found: looked in "
+            + ", ".join(
+                str(folder)
+                for folder in (
+                    sessions.claude_dir() / "projects",
+                    sessions.codex_dir() / "sessions",
+                    sessions.gemini_dir() / "tmp",
+                    sessions.openhands_dir(),
+                )
+            )
+            + "\n"
+        )
+        return EXIT_OK
+    out.write(report.sessions_table(found))
+    return EXIT_OK
 
 
 # --- list, show, download, delete, visibility ----------------------------------------------
@@ -632,7 +790,35 @@ def build_parser() -> argparse.ArgumentParser:
     share = commands.add_parser(
         "share", parents=[common], help="share trajectory files (any supported format)"
     )
-    share.add_argument("files", nargs="+", metavar="FILE", help="a file, .gz too; - for stdin")
+    share.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="a file (.gz too; - for stdin), or a session id from `trajhub sessions`",
+    )
+    share.add_argument("--latest", action="store_true", help="the newest session on this machine")
+    for flag, agent in (
+        ("--claude-code", "claude-code"),
+        ("--codex", "codex"),
+        ("--gemini", "gemini"),
+        ("--openhands", "openhands"),
+    ):
+        share.add_argument(
+            flag, dest="agent", action="store_const", const=agent, help=f"with --latest: {agent}'s"
+        )
+    share.add_argument(
+        "--without-context",
+        action="store_true",
+        help="sessions: leave out what the agent added as context (CLAUDE.md, AGENTS.md, ...)",
+    )
+    share.add_argument(
+        "--exclude",
+        action="append",
+        metavar="PATH",
+        help="sessions: leave out what a file's contents left in the session (repeatable)",
+    )
+    share.add_argument("--check", action="store_true", help="files: show the preview first")
+    share.add_argument("-y", "--yes", action="store_true", help="share without asking to confirm")
     share.add_argument("--public", action="store_true", help="public (default private)")
     share.add_argument("--agree-license", action="store_true", help="agree to the site's licence")
     share.add_argument("--polarity", choices=("positive", "negative", "none"))
@@ -643,6 +829,13 @@ def build_parser() -> argparse.ArgumentParser:
     share.add_argument("--email", help="anonymous shares: a contact address, never shown")
     share.add_argument("--no-progress", action="store_true", help="no progress bar")
     share.set_defaults(handler=cmd_share)
+
+    found = commands.add_parser(
+        "sessions", parents=[common], help="the agent sessions on this machine, newest first"
+    )
+    found.add_argument("--agent", choices=sessions.AGENTS, help="only this agent's")
+    found.add_argument("--limit", type=int, default=30, help="at most this many (default 30)")
+    found.set_defaults(handler=cmd_sessions)
 
     listing = commands.add_parser(
         "list", parents=[common], help="list public trajectories, or your own"

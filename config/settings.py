@@ -449,7 +449,7 @@ TRAJHUB_AVATAR_SOURCES = env_list(
     "TRAJHUB_AVATAR_SOURCES", ["https://avatars.githubusercontent.com/"]
 )
 TRAJHUB_AUTO_REDACT_KINDS = env_list(
-    "TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address", "user_name"]
+    "TRAJHUB_AUTO_REDACT_KINDS", ["email", "phone", "ip_address", "user_name", "host"]
 )
 # Added to apps.moderation.scanning.allowlist.DEFAULT_ALLOWLIST (reserved example domains,
 # loopback/private/documentation networks, placeholders). Keys: domains, networks, values,

@@ -12,6 +12,8 @@ class ModerationConfig(AppConfig):
         from apps.core.api.errors import ApiError, register_error
         from apps.moderation import receivers, tasks  # noqa: F401
         from apps.moderation.errors import ModerationError
+        from apps.moderation.services.preview import preview_fields
+        from apps.trajectories import preview
         from apps.trajectories.signals import trajectory_deleted, trajectory_stored
 
         trajectory_stored.connect(receivers.queue_scan, dispatch_uid="moderation.queue_scan")
@@ -20,6 +22,8 @@ class ModerationConfig(AppConfig):
         )
         # What the services refuse, the API answers as a 400 that says why.
         register_error(ModerationError, lambda exc: ApiError(str(exc)))
+        # The upload preview shows what the scan would redact, before anything is stored.
+        preview.register_report("redactions", preview_fields)
         post_migrate.connect(
             receivers.ensure_moderators_group,
             sender=self,

@@ -167,6 +167,7 @@
       });
       if (data.items_truncated) list.appendChild(el("li", "muted", "… and " + data.items_truncated + " more"));
       preview.appendChild(list);
+      showScan(data.items);
     }
 
     if (data.errors && data.errors.length) {
@@ -185,6 +186,54 @@
     }
     if (!previewOk) setStatus("Nothing to share in this file.", "bad");
     refreshSubmit();
+  }
+
+  // What the scan would redact and which files' contents the upload holds, summed over its
+  // trajectories: the sharer sees it before anything is stored. Values come back masked.
+  function showScan(items) {
+    var values = [];
+    var files = [];
+    var held = false;
+    items.forEach(function (item) {
+      var redactions = item.redactions || {};
+      (redactions.values || []).forEach(function (value) {
+        values.push(value);
+      });
+      if (redactions.decision === "held") held = true;
+      (item.files || []).forEach(function (file) {
+        files.push(file);
+      });
+    });
+    var box = el("div", "preview-scan");
+    if (values.length) {
+      box.appendChild(el("p", "preview-errors-title", "Redacted before anyone else sees it:"));
+      var list = el("ul", "preview-redactions");
+      values.slice(0, 50).forEach(function (value) {
+        var row = el("li");
+        row.appendChild(el("code", null, value.placeholder));
+        row.appendChild(
+          document.createTextNode(" " + value.kind.replace(/_/g, " ") + " " + value.masked + ", " + plural(value.count, "place"))
+        );
+        list.appendChild(row);
+      });
+      if (values.length > 50) list.appendChild(el("li", "muted", "… and " + (values.length - 50) + " more"));
+      box.appendChild(list);
+      if (held) box.appendChild(el("p", "muted small", "Some of these are secrets: a moderator looks at the share before it is shown to anyone else."));
+    } else {
+      box.appendChild(el("p", "muted small", "The scan found no secrets or personal data to redact."));
+    }
+    if (files.length) {
+      box.appendChild(el("p", "preview-errors-title", "It holds the contents of " + plural(files.length, "file") + ":"));
+      var fileList = el("ul", "preview-files");
+      files.slice(0, 30).forEach(function (file) {
+        var row = el("li", file.sensitive ? "sensitive" : null, file.path);
+        if (file.sensitive) row.appendChild(el("span", "badge", "usually holds secrets"));
+        fileList.appendChild(row);
+      });
+      if (files.length > 30) fileList.appendChild(el("li", "muted", "… and " + (files.length - 30) + " more"));
+      box.appendChild(fileList);
+    }
+    preview.appendChild(box);
   }
 
   function runPreview() {

@@ -407,3 +407,62 @@ def test_left_out_events_are_shown_after_sharing(browser_page, tmp_path):
     page.set_viewport_size(PHONE)
     browser_page.screenshot("upload-left-out-phone", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+
+
+def test_the_preview_shows_what_will_be_redacted_and_which_files_it_holds(browser_page, tmp_path):
+    """Issue 22: a Claude Code session read from the sharer's disk is full of their paths and
+    of files the agent read; the preview says what the scan will hide and flags the `.env`."""
+    key = "sk-proj-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3aB4cD5"
+    base = {"sessionId": "s1", "cwd": "/Users/carol/shop"}
+    records = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "message": {"role": "user", "content": f"Deploy with {key}"},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Read",
+                        "input": {"file_path": "/Users/carol/shop/.env"},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t2",
+                        "name": "Read",
+                        "input": {"file_path": "/Users/carol/shop/app.py"},
+                    },
+                ],
+            },
+        },
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(record) for record in records))
+    page = browser_page.page
+    browser_page.goto("/upload/")
+
+    page.locator("#upload-file").set_input_files(str(path))
+
+    scan = page.locator("#preview .preview-scan")
+    scan.wait_for()
+    redactions = scan.locator(".preview-redactions li").all_inner_texts()
+    assert any(row.startswith("<OPENAI_API_KEY_1> openai api key sk-p") for row in redactions)
+    assert any(row.startswith("<USER_NAME_1> user name") for row in redactions)
+    assert "a moderator looks at the share" in scan.inner_text()
+    files = scan.locator(".preview-files li")
+    assert files.all_inner_texts()[0].startswith("/Users/carol/shop/.env")
+    assert files.nth(0).locator(".badge").inner_text() == "usually holds secrets"
+    assert key not in page.content()
+    browser_page.screenshot("upload-preview-redactions", full_page=True)
+    assert Trajectory.objects.count() == 0
+    assert_quiet(browser_page)

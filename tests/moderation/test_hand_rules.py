@@ -148,6 +148,7 @@ def _samples() -> dict[str, tuple[str, str]]:
             "home_user_0": ("$ ls /Users/alice.smith/Repositories/cli", "alice.smith"),
             "home_user_1": ('{"cwd": "/home/dkowalski"}', "dkowalski"),
             "home_user_2": ("PS C:\\Users\\Alice\\project> dir", "Alice"),
+            "prompt_host": ("alice@Alices-MacBook-Pro ~ % whoami", "Alices-MacBook-Pro"),
             "mysql_password": (f"mysql -h db -u root -p'{password}' shop", password),
             "mysql_password#1": ("mysqldump -u app -pS3cr3tPw9x shop > dump.sql", "S3cr3tPw9x"),
             "mariadb_password": (f"mariadb -u root -p{password} -e 'select 1'", password),
@@ -268,3 +269,49 @@ def test_a_home_folder_user_name_is_found_and_the_rest_of_the_path_kept():
     text = "Edited /Users/dkowalski/Repositories/cli/main.go and C:\\Users\\dkowalski\\x"
     found = [(d.kind, text[d.start : d.end]) for d in Scanner().scan(text)]
     assert found == [("user_name", "dkowalski"), ("user_name", "dkowalski")]
+
+
+@pytest.mark.parametrize(
+    ("text", "host"),
+    [
+        ("alice@alice-laptop:~/shop$ ls", "alice-laptop"),
+        ("[dkowalski@build7 app]$ make", "build7"),
+        ("alice@work-laptop ~/src/app % git status", "work-laptop"),
+        ("scp dump.sql deploy@db-primary-02:/var/backups", "db-primary-02"),
+    ],
+)
+def test_a_machine_name_in_a_shell_prompt_is_personal_data(text, host):
+    """Issue 22: local sessions carry the name of the sharer's computer in every prompt."""
+    assert [(d.kind, d.text) for d in Scanner().scan(text)] == [("host", host)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git@github.com:acme/private.git",  # a remote, no prompt
+        "git@gitlab:acme/tools.git",
+        "root@3f2a1b4c5d6e:/workspace# ls",  # a container's id
+        "user@localhost:~$ ls",
+        "runner@sandbox:~$ pytest",
+        "npm i @types/node && see foo@bar baz",
+        "@pytest.fixture\ndef x(): pass",
+    ],
+)
+def test_what_is_not_a_machine_name(text):
+    assert [d for d in Scanner().scan(text) if d.kind == "host"] == []
+
+
+@pytest.mark.parametrize(
+    "remote",
+    [
+        "https://alice:hunter2pass@git.company.com/team/repo.git",
+        "https://oauth2:s3cr3tT0kenValue99@gitlab.internal.example.com/a/b.git",
+        "https://x-token-auth:ATBBk2xQ9pLmN8vR4tY6uW1zE3sD5fG7hJ@bitbucket.org/acme/api.git",
+    ],
+)
+def test_a_private_git_remote_with_credentials_is_a_secret(remote):
+    """Issue 22: `git remote -v` in a local session shows the remote as configured."""
+    text = f"$ git remote -v\norigin\t{remote} (fetch)\norigin\t{remote} (push)"
+    found = [d for d in Scanner().scan(text) if d.kind == "url_credentials"]
+    secret = remote.split(":")[2].split("@")[0]
+    assert [d.text for d in found] == [secret, secret]

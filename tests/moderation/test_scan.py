@@ -260,6 +260,25 @@ def test_a_home_folder_user_name_is_redacted_wherever_it_stands_in_the_trajector
     )
 
 
+def test_a_machine_name_in_a_prompt_is_redacted_wherever_it_stands_in_the_trajectory():
+    """Issue 22: host names become <HOST_n>: the prompt names the sharer's computer, and so do
+    `hostname` output and a `.local` address of the same trajectory."""
+    events = [
+        "carol@carols-mbp-14 shop % hostname\ncarols-mbp-14",
+        "ping carols-mbp-14.local",
+        "ssh deploy@ci-runner-eu7:/srv && carol@carols-mbp-14 shop % exit",
+    ]
+    trajectory = make_trajectory(events=events)
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.review_state == "approved"  # redacted automatically, not held
+    assert result.counts["host"] == 3
+    trajectory.refresh_from_db()
+    view = [text for text, _ in public_view(trajectory)]
+    assert view[0] == "carol@<HOST_1> shop % hostname\n<HOST_1>"
+    assert view[1] == "ping <HOST_1>.local"
+    assert view[2] == "ssh deploy@<HOST_2>:/srv && carol@<HOST_1> shop % exit"
+
+
 def test_generic_home_folders_name_no_one():
     trajectory = make_trajectory(events=["cd /home/runner/work && ls /home/user /Users/Shared"])
     result = trajectory_scan(trajectory=trajectory)

@@ -123,9 +123,11 @@ def _event_text(canaries: Canaries) -> str:
     # What Markdown decodes on the page: an entity reference and backslash escapes.
     as_entity = "&#103;" + entity[1:]
     as_escaped = escaped.replace("_", "\\_")
-    user = canaries.new_user_name()
+    user, host = canaries.new_user_name(), canaries.new_user_name()
     return (
         f"cd /Users/{user}/work/greet && whoami\n{user}\n"
+        # The sharer's computer in a prompt, and `hostname` printing it.
+        f"{user}@{host}-mbp greet % hostname\n{host}-mbp\n"
         f"The token is {plain} (do not share).\n"
         f"\x1b[32mexport GH_TOKEN=\x1b[1m{ansi}\x1b[0m\n"
         f"echo {blob} | base64 -d > .env\n"
@@ -266,7 +268,7 @@ def _crawl(client: Client, start: list[str], canaries: Canaries) -> tuple[int, l
 
 def test_no_canary_reaches_any_public_surface(canary_world, other_user):
     canaries: Canaries = canary_world["canaries"]
-    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 7)
+    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 8)
     urls = _urls(canary_world)
     leaks: list[str] = []
     visited = 0

@@ -219,3 +219,61 @@ def test_preview_takes_the_chosen_format_over_detection(client):
     unknown = preview("?format=yaml")
     assert unknown.status_code == 400
     assert "unknown format 'yaml'" in unknown.json()["error"]["message"]
+
+
+def test_preview_says_what_the_scan_would_redact_and_which_files_it_holds(client):
+    """Issue 22: before storing, the sharer sees each value the scan would redact (kind, place,
+    placeholder, masked, never whole) and the files whose contents the session carries."""
+    key = "sk-proj-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3aB4cD5"
+    records = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s1",
+            "cwd": "/home/carol/shop",
+            "message": {"role": "user", "content": f"deploy it, the key is {key}"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "s1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "cat .env config/app.yml | head -n 5"},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t2",
+                        "name": "Read",
+                        "input": {"file_path": "/home/carol/shop/src/main.py"},
+                    },
+                ],
+            },
+        },
+    ]
+    body = "\n".join(json.dumps(record) for record in records).encode()
+
+    answer = client.post(PREVIEW, body, content_type="application/x-ndjson")
+
+    assert answer.status_code == 200, answer.content
+    item = answer.json()["items"][0]
+    assert [entry["path"] for entry in item["files"]] == [
+        ".env",
+        "config/app.yml",
+        "/home/carol/shop/src/main.py",
+    ]
+    assert [entry["sensitive"] for entry in item["files"]] == [True, False, False]
+    values = {value["kind"]: value for value in item["redactions"]["values"]}
+    assert values["openai_api_key"]["placeholder"] == "<OPENAI_API_KEY_1>"
+    assert {place["event"] for place in values["openai_api_key"]["places"]} >= {0}
+    assert values["user_name"]["placeholder"] == "<USER_NAME_1>" and values["user_name"]["auto"]
+    assert item["redactions"]["decision"] == "held"  # an API key waits for a moderator
+    assert key not in json.dumps(values) and "carol" not in json.dumps(values)
+    assert Trajectory.objects.count() == 0

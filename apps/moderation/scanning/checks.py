@@ -200,3 +200,22 @@ def personal_user_name(value: str) -> bool:
     how the name is also hidden in `alice@laptop` prompts and `whoami` output), and a shorter
     one would cut up ordinary words."""
     return len(value) >= 3 and not value.isdigit() and value.casefold() not in GENERIC_USERS
+
+
+# Machine names that name no one: containers, CI, defaults.
+GENERIC_HOSTS = GENERIC_USERS | frozenset(
+    """
+    localhost localhost.localdomain host hostname machine computer server laptop desktop
+    container devcontainer codespaces runner sandbox buildkitsandbox worker box vm
+    """.split()
+)
+_CONTAINER_ID = re.compile(r"[0-9a-f]{12}|[0-9a-f]{64}")
+
+
+def personal_host_name(value: str) -> bool:
+    """A machine name in a shell prompt names the person's computer (`Alices-MacBook-Pro`),
+    unless it is a generic one or a container's id (`root@3f2a1b4c5d6e:/workspace#`). At least
+    three characters, for the reason personal_user_name gives."""
+    if len(value) < 3 or value.casefold() in GENERIC_HOSTS:
+        return False
+    return not _CONTAINER_ID.fullmatch(value)

@@ -9,7 +9,7 @@ PERSONAL = "personal"
 
 # Personal data: auto-redactable by default (settings.TRAJHUB_AUTO_REDACT_KINDS). Every other
 # kind, whichever rule found it, is a secret.
-PERSONAL_KINDS = frozenset({"email", "phone", "ip_address"})
+PERSONAL_KINDS = frozenset({"email", "phone", "ip_address", "user_name", "host"})
 
 
 def category(kind: str) -> str:

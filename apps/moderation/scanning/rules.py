@@ -35,6 +35,7 @@ import hyperscan
 from apps.moderation.scanning.checks import (
     command_password,
     high_entropy,
+    personal_host_name,
     personal_user_name,
     random_key_value,
     random_looking,
@@ -224,6 +225,15 @@ RULES: tuple[Rule, ...] = (
             re.escape(anchor) + r"[A-Za-z0-9][A-Za-z0-9._\-]",
         )
         for index, anchor in enumerate(("/Users/", "/home/", "\\Users\\"))
+    ),
+    # The machine's name in a shell prompt (`alice@alice-laptop:~/app$`, `alice@Alices-MBP ~ %`,
+    # `[alice@build7 app]$`): it names the person's computer. An email's domain has a dot, and
+    # `git@github.com:org/repo` is followed by neither `:~` nor `:/` nor a prompt sign.
+    Rule(
+        "prompt_host", "host", PERSONAL, "literal", "@",
+        r"(?<=[A-Za-z0-9_.\-]@)(?P<value>[A-Za-z][A-Za-z0-9\-]{1,62})"
+        r"(?=:[~/]|\s+~[^\s]*\s*[%$#>]|\s+[^\s@]{1,64}\s*[%$#>](?:\s|$)|\s[^\s\]]{1,64}\][$#%])",
+        personal_host_name, 4, r"@[A-Za-z][A-Za-z0-9\-]",
     ),
     # The local part of an email is found by the post-processor, looking back from the `@`.
     Rule(

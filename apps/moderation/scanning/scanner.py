@@ -329,6 +329,9 @@ class Scanner:
         elif kind == "user_name":
             if not checks.personal_user_name(value) or allow.allows_value(value):
                 return
+        elif kind == "host":
+            if not checks.personal_host_name(value) or allow.allows_value(value):
+                return
         elif kind == "ip_address":
             try:
                 address = ipaddress.IPv4Address(value)

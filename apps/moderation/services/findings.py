@@ -22,6 +22,7 @@ from django.conf import settings
 from apps.moderation.models import IMAGE_PATH
 from apps.moderation.scanning import scanner as engine
 from apps.moderation.scanning.memo import ScanMemo
+from apps.trajectories.importers.base import CanonicalTrajectory
 from apps.trajectories.models import Event, Image, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -167,6 +168,30 @@ def dropped_images(pk: int) -> list[str]:
 def find_in_trajectory(
     scanner: engine.Scanner, trajectory: Trajectory, read: list[str] | None = None
 ) -> list[Located]:
+    return find_in_entries(scanner, _entries(trajectory, read))
+
+
+def canonical_entries(
+    trajectory: CanonicalTrajectory,
+) -> Iterator[tuple[int | None, str, str, str | None]]:
+    """The strings of an imported, unstored trajectory, walked as `_entries` walks a stored one
+    (the upload preview: what the scan would find, before anything is stored)."""
+    yield None, "title", trajectory.title, None
+    yield None, "feedback_text", trajectory.feedback_text, None
+    yield None, "agent", trajectory.agent, None
+    yield None, "model_name", trajectory.model, None
+    yield None, "agent_version", trajectory.agent_version, None
+    for path, text, key in _strings(trajectory.metadata or {}, "metadata"):
+        yield None, path, text, key
+    for position, event in enumerate(trajectory.events):
+        yield position, "text", event.text, None
+        for path, value, key in _strings(event.data or {}, "data"):
+            yield position, path, value, key
+
+
+def find_in_entries(
+    scanner: engine.Scanner, entries: Iterator[tuple[int | None, str, str, str | None]]
+) -> list[Located]:
     found: list[Located] = []
     batch: list[tuple[int | None, str, str, str | None]] = []
     cut: list[tuple[int | None, str, str]] = []
@@ -187,7 +212,7 @@ def find_in_trajectory(
                     found.append(Located(position, path, pair))
         batch.clear()
 
-    for entry in _entries(trajectory, read):
+    for entry in entries:
         text = entry[2]
         if len(text) < 6 or text.startswith(_SKIPPED_PREFIXES):
             continue

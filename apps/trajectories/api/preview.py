@@ -32,6 +32,7 @@ from apps.core.http import (
     read_request_body,
 )
 from apps.core.ratelimit import hashed_key
+from apps.trajectories import preview
 from apps.trajectories.importers import FORMATS, parse
 from apps.trajectories.services import ingest_limits
 
@@ -121,8 +122,11 @@ class TrajectoryPreviewView(APIView):
                 "agent": item.trajectory.agent,
                 "model": item.trajectory.model,
                 "events": len(item.trajectory.events),
+                # What the sharer should look at before storing it (trajectories/preview.py).
+                "files": preview.files_included(item.trajectory),
+                **preview.reports(item.trajectory),
             }
-            for item in result.items
+            for item in result.items[:MAX_LISTED]
             if item.trajectory is not None
         ]
         errors = [
@@ -137,7 +141,7 @@ class TrajectoryPreviewView(APIView):
                 "trajectories": len(trajectories),
                 "events": sum(len(trajectory.events) for trajectory in trajectories),
                 "items": items[:MAX_LISTED],
-                "items_truncated": max(0, len(items) - MAX_LISTED),
+                "items_truncated": max(0, len(trajectories) - len(items)),
                 "errors": errors[:MAX_LISTED],
                 "errors_truncated": max(0, len(errors) - MAX_LISTED),
             }

@@ -100,3 +100,55 @@ def test_sharing_a_rollout_through_the_api(client):
     assert response.status_code == 201, response.content
     [shared] = response.json()["trajectories"]
     assert shared["title"] == TASK
+
+
+def test_each_model_calls_tokens_go_on_the_agents_last_event_before_them():
+    """Issue 22: the page shows token use per turn; Codex writes it as `last_token_usage`."""
+
+    def tokens(last: int, total: int) -> dict:
+        return {
+            "type": "event_msg",
+            "payload": {
+                "type": "token_count",
+                "info": {
+                    "last_token_usage": {"input_tokens": last, "output_tokens": 10},
+                    "total_token_usage": {"input_tokens": total, "output_tokens": 20},
+                },
+            },
+        }
+
+    records = [
+        {"type": "session_meta", "payload": {"id": "x", "cwd": "/w"}},
+        {"type": "event_msg", "payload": {"type": "user_message", "message": "hi"}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "one"}],
+            },
+        },
+        tokens(100, 100),
+        {"type": "event_msg", "payload": {"type": "user_message", "message": "again"}},
+        tokens(5, 105),  # nothing of the agent's since the prompt: not put on the prompt
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "two"}],
+            },
+        },
+        tokens(200, 305),
+    ]
+
+    trajectory = parse(_jsonl(records)).trajectories[0]
+
+    usage = [(event.text, event.data.get("usage")) for event in trajectory.events]
+    assert usage == [
+        ("hi", None),
+        ("one", {"input_tokens": 100, "output_tokens": 10}),
+        ("again", None),
+        ("two", {"input_tokens": 200, "output_tokens": 10}),
+    ]
+    assert trajectory.metadata["usage"]["input_tokens"] == 305

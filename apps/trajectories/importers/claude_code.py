@@ -410,6 +410,7 @@ def _trajectory(session: _Session) -> CanonicalTrajectory:
         metadata["models"] = dict(session.models.most_common())
     if session.compactions:
         metadata["compactions"] = session.compactions
+    _usage_per_turn(session)
     tokens = _token_totals(session.usage.values())
     if tokens:
         metadata["usage"] = tokens
@@ -423,6 +424,19 @@ def _trajectory(session: _Session) -> CanonicalTrajectory:
         agent_version=session.versions[-1] if session.versions else "",
         metadata=metadata,
     )
+
+
+def _usage_per_turn(session: _Session) -> None:
+    """Each reply's token usage on its last event (the page shows it per turn)."""
+    last: dict[str, CanonicalEvent] = {}
+    for event in session.events:
+        message_id = event.data.get("message_id")
+        if isinstance(message_id, str) and message_id in session.usage:
+            last[message_id] = event
+    for message_id, event in last.items():
+        usage = _token_totals([session.usage[message_id]])
+        if usage:
+            event.data = {**event.data, "usage": usage}
 
 
 def _token_totals(usages: Any) -> dict[str, int]:

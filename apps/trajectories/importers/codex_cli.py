@@ -117,6 +117,22 @@ class _Session:
     def add(self, event: CanonicalEvent) -> None:
         self.events.append(event)
 
+    def turn_usage(self, usage: dict[str, Any]) -> None:
+        """A model call's tokens (`last_token_usage`) on the agent's last event before it: the
+        page shows them per turn."""
+        counts = {
+            key: value
+            for key, value in usage.items()
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        }
+        for event in reversed(self.events):
+            if event.source == "agent":
+                if "usage" not in event.data and counts:
+                    event.data = {**event.data, "usage": counts}
+                return
+            if event.source == "user":
+                return
+
     def meta(self, payload: dict[str, Any]) -> None:
         self.version = self.version or text_of(payload.get("cli_version"))
         self.originator = self.originator or text_of(payload.get("originator"))
@@ -144,6 +160,8 @@ class _Session:
             info = payload.get("info")
             if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
                 self.usage = info["total_token_usage"]  # running totals: the last one counts
+            if isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
+                self.turn_usage(info["last_token_usage"])
         elif kind == "turn_aborted":
             reason = text_of(payload.get("reason"))
             text = f"Turn aborted ({reason})" if reason else "Turn aborted"

@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 def present_event(event: Any, ctx: ViewContext) -> Card:
     builder = CardBuilder(ctx, event)
     try:
-        PRESENTERS[shape_of(builder.data)](builder)
+        PRESENTERS[shape_of(builder.data, builder.card.type)](builder)
     except Exception:
         # A card is decoration over stored data: an event we cannot lay out shows its fields.
         logger.warning(

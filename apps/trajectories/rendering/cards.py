@@ -97,6 +97,7 @@ class Card:
     cause: str = ""
     cost: float | None = None
     tokens: int | None = None
+    nested: str = ""  # a subagent's id: its steps are shown nested under the call that began it
 
 
 class CardBuilder:

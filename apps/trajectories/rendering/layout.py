@@ -20,6 +20,8 @@ def card_html(card: Card, base: str) -> str:
     which are SafeStrings built by CardBuilder from escaped text."""
     step = card.step
     classes = f"ev fam-{_attr(card.family)}" + (" is-obs" if card.kind == "observation" else "")
+    if card.nested:
+        classes += " is-sub"
     data = [
         f'id="step-{step}"',
         f'data-step="{step}"',
@@ -30,6 +32,8 @@ def card_html(card: Card, base: str) -> str:
         data.append(f'data-id="{_attr(card.original_id)}"')
     if card.cause:
         data.append(f'data-cause="{_attr(card.cause)}"')
+    if card.nested:
+        data.append(f'data-subagent="{_attr(card.nested)}"')
     if card.cost:
         data.append(f'data-cost="{card.cost:.6f}"')
     if card.tokens:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from apps.trajectories.rendering.presenters import (
+    agent_sessions,
     base,
     openai_messages,
     openhands_v0,
@@ -23,8 +24,9 @@ _NAME = re.compile(r"^[a-z][a-z_]*$")
 SWE_STEP_KEYS = {"response", "execution_time", "state", "query", "extra_info"}
 
 
-def shape_of(data: dict[str, Any]) -> str:
-    """Which presenter fits this event's data: openhands | v1 | chat | sharegpt | swe | generic."""
+def shape_of(data: dict[str, Any], type_: str = "") -> str:
+    """Which presenter fits this event's data (and type, for events with no fields of their
+    own): openhands | v1 | session | chat | sharegpt | swe | generic."""
     action, observation = data.get("action"), data.get("observation")
     if isinstance(action, str) and _NAME.match(action) and not (SWE_STEP_KEYS & data.keys()):
         if "args" in data or action in openhands_v0.ACTIONS:
@@ -39,6 +41,8 @@ def shape_of(data: dict[str, Any]) -> str:
         or data["kind"].endswith(("Event", "Observation"))
     ):
         return "v1"
+    if agent_sessions.is_session_event(data) or (not data and type_ in agent_sessions.TYPES):
+        return "session"
     if isinstance(data.get("role"), str):
         return "chat"
     if "from" in data and "value" in data or set(data) == {"system"}:
@@ -51,6 +55,7 @@ def shape_of(data: dict[str, Any]) -> str:
 PRESENTERS = {
     "openhands": openhands_v0.present,
     "v1": openhands_v1.present_v1,
+    "session": agent_sessions.present_session,
     "chat": openai_messages.present_chat,
     "sharegpt": sharegpt.present_sharegpt,
     "swe": sweagent.present_swe_step,

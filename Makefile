@@ -25,6 +25,8 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py demo_data --if-empty --count 36
+	@# Whether screenshots are read for text (tesseract), and so which images are public.
+	@$(BIN)/python manage.py ocr_status
 	@# Commands run beside the site (build_release, the shell) read it there: their mails link here.
 	@printf '%s\n' "$(SITE_URL)" > var/site_url
 	@echo "TrajHub at $(SITE_URL)/ (Ctrl-C stops the site, the worker and beat)"

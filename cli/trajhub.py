@@ -34,7 +34,7 @@ CHUNK = 64 * 1024
 # Uploads at least this big (after gzip) show a progress bar on stderr.
 PROGRESS_THRESHOLD = 1024 * 1024
 USER_AGENT = "trajhub-cli/0.1"
-EXPORT_FORMATS = ("original", "openhands", "openai", "sharegpt")
+EXPORT_FORMATS = ("original", "openhands", "openai", "sharegpt", "atif")
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1

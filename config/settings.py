@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "apps.trajectories",
     "apps.moderation",
     "apps.owners",
+    "apps.stars",
     "apps.datasets",
     "apps.learn",
     "apps.stats",
@@ -127,6 +128,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.core.context_processors.site",
+                "apps.trajectories.context_processors.ocr_notice",
             ],
         },
     },
@@ -470,6 +472,13 @@ TRAJHUB_SCAN_MAX_DISTINCT = env_int("TRAJHUB_SCAN_MAX_DISTINCT", 500)
 # trajectory. Seconds per image before OCR gives up on it.
 TRAJHUB_OCR = env_bool("TRAJHUB_OCR", True)
 TRAJHUB_OCR_TIMEOUT = env_int("TRAJHUB_OCR_TIMEOUT", 60)
+# Images that OCR did not read (off, or tesseract missing) are public on the site and in releases
+# only once a moderator clears them (apps/trajectories/image_rule.py); on, they are published
+# unread, only the text around them scanned. On under the embedded default (`make run`: no
+# DATABASE_URL) and DEBUG, where the demo data has no one to clear it; off in production.
+TRAJHUB_IMAGES_PUBLISH_UNREAD = env_bool(
+    "TRAJHUB_IMAGES_PUBLISH_UNREAD", DEBUG or not os.environ.get("DATABASE_URL")
+)
 # The review queue: how long a moderator's claim on an item lasts.
 TRAJHUB_CLAIM_SECONDS = env_int("TRAJHUB_CLAIM_SECONDS", 15 * 60)
 # Readers' reports: this many from distinct accounts or client addresses within the window hold
@@ -546,6 +555,9 @@ TRAJHUB_SYNTH_CLAIM_SECONDS = env_int("TRAJHUB_SYNTH_CLAIM_SECONDS", 900)
 # How long "this trajectory of this run is counted as done" is remembered (a redelivered task
 # is not counted twice); longer than any run.
 TRAJHUB_SYNTH_DONE_MARK_SECONDS = env_int("TRAJHUB_SYNTH_DONE_MARK_SECONDS", 7 * 24 * 3600)
+# A run stops when the first this-many answers of a model could not be read (no fenced block,
+# a judge's answer not the JSON the committee reads): apps/learn/guard.py. 0: never stops.
+TRAJHUB_SYNTH_STOP_UNREADABLE = env_int("TRAJHUB_SYNTH_STOP_UNREADABLE", 10)
 TRAJHUB_FILTER_MIN_ACTIONS = env_int("TRAJHUB_FILTER_MIN_ACTIONS", 1)
 TRAJHUB_FILTER_MAX_ACTIONS = env_int("TRAJHUB_FILTER_MAX_ACTIONS", 30)
 TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS = env_int("TRAJHUB_FILTER_MIN_INSTRUCTION_CHARS", 15)

@@ -22,7 +22,6 @@ SAMPLE_FILES = sorted(path.name for path in SAMPLES_DIR.glob("*") if path.suffix
 AWAITING_IMPORTERS = frozenset(
     {
         "adp_std_v1_3_1_agenttuning_os_tool_call_ids.json",
-        "atif_v1_7_adp_converted_agenttuning_os_list.json",
         "inspect_eval_zip_made_mockllm_addition_tool.eval",
         "inspect_log_v2_made_mockllm_addition_tool.json",
     }

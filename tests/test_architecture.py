@@ -32,6 +32,7 @@ LAYERS = [
     "trajectories",
     "moderation",
     "owners",
+    "stars",
     "datasets",
     "learn",
     "stats",

@@ -5,13 +5,15 @@ data export (export_ready) call `notice_send`. A notice to an account is stored 
 lists it) and emailed; one to an anonymous sharer's contact email is only emailed, with the link
 that manages the share. Every email carries a one-click unsubscribe for its kind.
 
-The trajectory is read by attribute only (share_id, owner, contact_email): accounts import
-nothing of the other apps. Addresses never reach logs; opt-outs keep only an HMAC of them.
+The trajectory is read by attribute only (share_id, owner, contact_email, and `shown_title`, its
+title from the redacted view, by which every notice names it): accounts import nothing of the
+other apps. Addresses never reach logs; opt-outs keep only an HMAC of them.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -96,21 +98,30 @@ def notice_send(
     email: str = "",
     reason: str = "",
     link: str = "",
+    titles: Sequence[str] = (),
 ) -> None:
     """Tell a contributor something happened. Recipient: `user`, else `email`, else the
     trajectory's owner, else its anonymous contact email (never shown anywhere). Stores a Notice
     row for users (the dashboard lists them), and emails it (after commit, through a Celery task)
     unless the recipient unsubscribed from that kind. `reason` is the moderator's/reporter's words,
-    `link` a page the recipient can act on (an appeal form, a release opt-out list)."""
+    `link` a page the recipient can act on (an appeal form, a release opt-out list). A notice
+    about one trajectory names it by its redacted title (`trajectory.shown_title`); one about
+    several (a release) lists `titles`, which the caller takes from the redacted view too."""
     if kind not in NoticeKind.values:
         raise ValueError(f"unknown notice kind {kind!r}")
     recipient, address = _recipient(trajectory=trajectory, user=user, email=email)
     if recipient is None and not address:
         return  # an anonymous share without a contact email: nobody to tell
     share_id = getattr(trajectory, "share_id", "") if trajectory is not None else ""
+    title = getattr(trajectory, "shown_title", "") if trajectory is not None else ""
     context = {
         "kind": kind,
         "share_id": share_id,
+        # Cut after redaction (a cut before it could keep part of a secret).
+        "title": _cut(title, TITLE_CHARS),
+        "titles": [_cut(shown, TITLE_CHARS) for shown in titles[:TITLES_LISTED]],
+        "more_titles": max(0, len(titles) - TITLES_LISTED),
+        "count": len(titles),
         "trajectory_url": f"{settings.SITE_URL}/t/{share_id}/" if share_id else "",
         # An anonymous sharer manages the share with its link and password.
         "manage_url": f"{settings.SITE_URL}/t/{share_id}/unlock" if share_id else "",
@@ -138,6 +149,16 @@ def notice_send(
             link=link[:500],
         )
     transaction.on_commit(lambda: _queue_email(notice.pk))
+
+
+# How much of a title a notice prints, and how many titles one notice lists.
+TITLE_CHARS = 80
+TITLES_LISTED = 20
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _queue_email(notice_id: int) -> None:

@@ -10,7 +10,10 @@ JSON text) with `id, polarity, feedback_text, agent, model, source_format, num_e
 and an `images` column (`datasets.Image`: the bytes, and as path the sha256 the steps refer to as
 "trajhub-image:<sha256>"). `no_images` is the same without images, the light download. `openai`
 is TRL's conversational format (`messages`, `tools`) and `sharegpt` LLaMA-Factory's
-(`conversations` with from/value, `system`, `tools`); both come from the site's own exporters.
+(`conversations` with from/value, `system`, `tools`); `atif` is Harbor's Agent Trajectory
+Interchange Format (`schema_version`, `agent`, `steps` with tool calls, results and metrics,
+`final_metrics`), its free-form objects (arguments, extras, subagent trajectories) as JSON text;
+all three come from the site's own exporters.
 Other apps add configs of their own after these (apps.datasets.configs.register: apps.learn's
 synthesized examples); their rows come from those apps.
 """
@@ -25,13 +28,13 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from apps.trajectories.exporters import to_openai, to_openhands, to_sharegpt
+from apps.trajectories.exporters import to_atif, to_openai, to_openhands, to_sharegpt
 from apps.trajectories.exporters.common import conversation
 from apps.trajectories.importers.base import CanonicalEvent
 
 # --- column types: a tiny description both pyarrow and `datasets` features are written from ----
 
-Type = Any  # "string" | "int64" | "image" | [Type] (a list) | {name: Type} (a struct)
+Type = Any  # "string" | "int64" | "float64" | "image" | [Type] (a list) | {name: Type} (a struct)
 
 STEP: dict[str, Type] = {
     "id": "int64",
@@ -55,6 +58,35 @@ MESSAGE: dict[str, Type] = {
         }
     ],
     "tool_call_id": "string",
+}
+# Harbor's ATIF step (exporters/atif.py); objects of no fixed shape as JSON text.
+ATIF_STEP: dict[str, Type] = {
+    "step_id": "int64",
+    "timestamp": "string",
+    "source": "string",
+    "model_name": "string",
+    "message": "string",
+    "reasoning_content": "string",
+    "tool_calls": [{"tool_call_id": "string", "function_name": "string", "arguments": "string"}],
+    "observation": {
+        "results": [
+            {"source_call_id": "string", "content": "string", "subagent_trajectory_ref": "string"}
+        ]
+    },
+    "metrics": {
+        "prompt_tokens": "int64",
+        "completion_tokens": "int64",
+        "cached_tokens": "int64",
+        "cost_usd": "float64",
+    },
+    "extra": "string",
+}
+ATIF_FINAL_METRICS: dict[str, Type] = {
+    "total_prompt_tokens": "int64",
+    "total_completion_tokens": "int64",
+    "total_cached_tokens": "int64",
+    "total_cost_usd": "float64",
+    "total_steps": "int64",
 }
 
 _DEFAULT: dict[str, Type] = {
@@ -83,6 +115,20 @@ CONFIGS: dict[str, dict[str, Type]] = {
         "tools": "string",
         "license": "string",
     },
+    "atif": {
+        "id": "string",
+        "schema_version": "string",
+        "agent": {
+            "name": "string",
+            "version": "string",
+            "model_name": "string",
+            "tool_definitions": "string",
+        },
+        "steps": [ATIF_STEP],
+        "final_metrics": ATIF_FINAL_METRICS,
+        "subagent_trajectories": "string",
+        "license": "string",
+    },
 }
 # The configs built here, from whole trajectories; the ones other apps register
 # (apps.datasets.configs.register) follow them in CONFIGS, CONFIG_DIRS and CONFIG_DESCRIPTIONS.
@@ -90,19 +136,25 @@ TRAJECTORY_CONFIGS = tuple(CONFIGS)
 # Top-level columns of free text (tool definitions, system prompts, feedback, and those a
 # registered config names, such as instructions): no Parquet statistics for them
 # (parquet.writer_options).
-FREE_TEXT = {"feedback_text", "system", "tools"}
+FREE_TEXT = {"feedback_text", "system", "tools", "subagent_trajectories"}
 # Where each config's shards go, as `datasets.push_to_hub` lays them out.
 CONFIG_DIRS = {
     "default": "data",
     "no_images": "no_images",
     "openai": "openai",
     "sharegpt": "sharegpt",
+    "atif": "atif",
 }
 CONFIG_DESCRIPTIONS = {
-    "default": "every column, with the screenshots and plots (`images`)",
+    "default": "every column, with the screenshots and plots (`images`; those withheld are "
+    "1x1 placeholders: see Screenshots and plots)",
     "no_images": "the same rows without images: the light download",
     "openai": "OpenAI messages with tool calls (TRL's conversational format: `messages`, `tools`)",
     "sharegpt": "ShareGPT conversations (LLaMA-Factory: `from`/`value`, `function_call`, `observation`)",
+    "atif": "Harbor's Agent Trajectory Interchange Format (ATIF-v1.7: `agent`, `steps` with "
+    "`tool_calls`, `observation.results` linked by `source_call_id`, `reasoning_content` and "
+    "`metrics`, `final_metrics`); tool arguments, step extras and embedded subagent "
+    "trajectories are JSON text",
 }
 
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -113,6 +165,8 @@ def _arrow(kind: Type) -> pa.DataType:
         return pa.string()
     if kind == "int64":
         return pa.int64()
+    if kind == "float64":
+        return pa.float64()
     if kind == "image":
         return _IMAGE
     if isinstance(kind, list):
@@ -199,6 +253,7 @@ class TrajectoryFields:
     license: str
     timestamp: str
     tools_meta: Mapping[str, Any]  # the exporters' `meta` (metadata with tool definitions)
+    agent_version: str = ""
 
 
 def _json(value: Any) -> str:
@@ -322,6 +377,86 @@ def rows(
             "tools": sharegpt.get("tools"),
             "license": fields.license,
         },
+        "atif": atif_row(fields, events, meta),
+    }
+
+
+def atif_row(fields: TrajectoryFields, events: list[CanonicalEvent], meta: dict) -> dict:
+    """The atif export of the trajectory as one row of the `atif` config (ATIF_STEP's columns)."""
+    doc = to_atif(
+        events,
+        {
+            **meta,
+            "id": fields.share_id,
+            "agent": fields.agent,
+            "model": fields.model,
+            "agent_version": fields.agent_version,
+            "license": fields.license,
+        },
+    )
+    agent = doc["agent"]
+    subagents = doc.get("subagent_trajectories")
+    return {
+        "id": fields.share_id,
+        "schema_version": doc["schema_version"],
+        "agent": {
+            "name": agent["name"],
+            "version": agent["version"],
+            "model_name": agent.get("model_name"),
+            "tool_definitions": _json(agent["tool_definitions"])
+            if agent.get("tool_definitions")
+            else None,
+        },
+        "steps": [_atif_step(step) for step in doc["steps"]],
+        "final_metrics": {key: doc["final_metrics"].get(key) for key in ATIF_FINAL_METRICS},
+        "subagent_trajectories": _json(subagents) if subagents else None,
+        "license": fields.license,
+    }
+
+
+def _atif_step(step: dict) -> dict:
+    observation = step.get("observation")
+    metrics = step.get("metrics")
+    return {
+        "step_id": step["step_id"],
+        "timestamp": step.get("timestamp"),
+        "source": step["source"],
+        "model_name": step.get("model_name"),
+        "message": _text(step.get("message")),
+        "reasoning_content": step.get("reasoning_content"),
+        "tool_calls": [
+            {
+                "tool_call_id": call["tool_call_id"],
+                "function_name": call["function_name"],
+                "arguments": _json(call["arguments"]),
+            }
+            for call in step["tool_calls"]
+        ]
+        if step.get("tool_calls")
+        else None,
+        "observation": {
+            "results": [
+                {
+                    "source_call_id": result.get("source_call_id"),
+                    "content": _text(result.get("content")),
+                    "subagent_trajectory_ref": _json(result["subagent_trajectory_ref"])
+                    if result.get("subagent_trajectory_ref")
+                    else None,
+                }
+                for result in observation["results"]
+            ]
+        }
+        if observation
+        else None,
+        "metrics": {
+            key: (float(metrics[key]) if key == "cost_usd" else metrics[key])
+            if metrics.get(key) is not None
+            else None
+            for key in ATIF_STEP["metrics"]
+        }
+        if metrics
+        else None,
+        "extra": _json(step["extra"]) if step.get("extra") else None,
     }
 
 

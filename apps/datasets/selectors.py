@@ -16,6 +16,8 @@ from django.db.models.functions import Cast, Coalesce, Length
 
 from apps.datasets.models import Release, ReleaseEntry, ReleaseFile, ReleaseStatus
 from apps.datasets.optout_links import email_digest
+from apps.trajectories.image_rule import image_releasable as releasable
+from apps.trajectories.image_rule import releasable_q
 from apps.trajectories.models import Event, Image, Trajectory, TrajectoryImage
 from apps.trajectories.selectors.chains import stored_chain
 
@@ -45,16 +47,19 @@ def stale_scan_q() -> Q:
 def image_releasable(image: Image) -> bool:
     """Whether an image's bytes go into a release; otherwise the row holds a placeholder.
 
-    Screenshots and plots go in when their OCR scan found nothing and no moderator dropped
-    them. With OCR on, an image the OCR scan has not read (yet) stays out too: nobody has
-    looked for text in it. With OCR off (TRAJHUB_OCR) images are not read at all, and only the
-    text around them is scanned and redacted; one found dirty while OCR was on stays out.
+    The site's rule (apps/trajectories/image_rule.py), so that a release never carries an
+    image the site withholds: not dropped, and cleared by a moderator or read by OCR and found
+    clean; an image nobody read goes in only under TRAJHUB_IMAGES_PUBLISH_UNREAD.
     """
-    if image.dropped_at is not None or image.ocr_findings:
-        return False
-    if settings.TRAJHUB_OCR and not image.ocr_version:
-        return False
-    return True
+    return releasable(image)
+
+
+def images_withheld(release_trajectory_ids: QuerySet[Any]) -> tuple[int, int]:
+    """(images of these trajectories, how many of them a release holds as placeholders)."""
+    linked = Image.objects.filter(trajectory_links__trajectory_id__in=release_trajectory_ids)
+    total = linked.values("pk").distinct().count()
+    kept = linked.filter(releasable_q()).values("pk").distinct().count()
+    return total, total - kept
 
 
 # --- eligibility --------------------------------------------------------------------------------
@@ -333,6 +338,7 @@ def trajectories_by_id(ids: list[int]) -> list[Any]:
             "source_format",
             "agent",
             "model_name",
+            "agent_version",
             "metadata",
             "polarity",
             "feedback_text",

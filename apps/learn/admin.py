@@ -13,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 
 from apps.core.admin import ReadOnlyAdmin
 from apps.learn import services, tasks
+from apps.learn.estimate import run_estimate
 from apps.learn.llm import NOT_CONFIGURED, LLMNotConfigured
 from apps.learn.models import Example, SynthesisRun
 
@@ -37,6 +38,7 @@ class SynthesisRunAdmin(ReadOnlyAdmin):
         "llm_failures",
         "tokens",
         "cost",
+        "stopped_because",
         "started_at",
     ]
     list_filter = ["state"]
@@ -63,6 +65,11 @@ class SynthesisRunAdmin(ReadOnlyAdmin):
     @admin.display(description="trajectories")
     def progress(self, run: SynthesisRun) -> str:
         return f"{run.trajectories_done} / {run.trajectories_total}"
+
+    @admin.display(description="stopped because")
+    def stopped_because(self, run: SynthesisRun) -> str:
+        """Why a failed run stopped (an early stop says which model could not be read)."""
+        return run.error[:160] + ("…" if len(run.error) > 160 else "") if run.error else ""
 
     @admin.display(description="tokens (prompt + completion)")
     def tokens(self, run: SynthesisRun) -> str:
@@ -106,13 +113,17 @@ class SynthesisRunAdmin(ReadOnlyAdmin):
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
     def start_view(self, request):
-        """POST: start a run on the workers (one task per trajectory)."""
+        """POST: start a run on the workers (one task per trajectory), or (`dry_run`) say what
+        it would spend without starting it."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         back = HttpResponseRedirect(reverse("admin:learn_synthesisrun_changelist"))
         if not _may_start(request.user):
             # A run spends LLM calls: viewing runs is not enough to start one.
             raise PermissionDenied("starting a synthesis run needs the permission to add one")
+        if request.POST.get("dry_run"):
+            messages.info(request, run_estimate().describe())
+            return back
         try:
             run = services.run_start()
         except LLMNotConfigured as error:

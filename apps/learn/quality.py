@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apps.learn import prompts
+from apps.learn.guard import UnreadableGuard
 from apps.learn.llm import Answer, LLMConfig, LLMError
 from apps.learn.windows import OBSERVATION, Step
 
@@ -246,20 +247,30 @@ class CommitteeFilter:
         call: Callable[[list[dict], str], Answer],
         on_answer: Callable[[Answer], None],
         on_failure: Callable[[LLMError], None],
+        guard: UnreadableGuard | None = None,
     ):
         self.config, self.call = config, call
         self.on_answer, self.on_failure = on_answer, on_failure
+        # Counts each answer as it comes (in the thread that asked), and once a judge's first
+        # answers could not be read no more are asked (apps/learn/guard.py).
+        self.guard = guard
 
-    def _judge(self, candidate: Candidate, model: str) -> Answer | LLMError:
+    def _judge(self, candidate: Candidate, model: str) -> Answer | LLMError | None:
+        """The judge's answer, its failure, or None: not asked (the run stops)."""
+        if self.guard is not None and self.guard.stopped:
+            return None
         prompt = prompts.render(
             "judge",
             instruction=candidate.instruction,
             trajectory=prompts.render_steps(candidate.steps),
         )
         try:
-            return self.call([{"role": "user", "content": prompt}], model)
+            answer = self.call([{"role": "user", "content": prompt}], model)
         except LLMError as error:
             return error
+        if self.guard is not None:
+            self.guard.watch(model, readable=parse_judgement(answer.text) is not None)
+        return answer
 
     def check(self, candidates: list[Candidate]) -> list[Verdict]:
         models = self.config.judge_models or [self.config.model]
@@ -270,6 +281,8 @@ class CommitteeFilter:
         by_candidate: dict[int, list[tuple[str, dict[str, bool] | None, str]]] = {}
         for (candidate, model), answer in zip(jobs, replies, strict=True):
             result: tuple[str, dict[str, bool] | None, str]
+            if answer is None:
+                continue
             if isinstance(answer, LLMError):
                 self.on_failure(answer)
                 result = (model, None, str(answer))
@@ -277,6 +290,8 @@ class CommitteeFilter:
                 self.on_answer(answer)
                 result = (model, parse_judgement(answer.text), "")
             by_candidate.setdefault(candidate.id, []).append(result)
+        if self.guard is not None:
+            self.guard.check()  # after accounting what was spent; no verdict is written
         verdicts = []
         for c in candidates:
             judged = by_candidate[c.id]

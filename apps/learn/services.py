@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from apps.core.locks import Lease
 from apps.learn import prompts, quality
+from apps.learn.guard import SynthesisAborted, UnreadableGuard
 from apps.learn.llm import Answer, LLMConfig, LLMError, LLMNotConfigured, Usage, chat
 from apps.learn.models import (
     Example,
@@ -49,10 +50,6 @@ from apps.trajectories.selectors.redactions import map_digest
 logger = logging.getLogger(__name__)
 # Failures that no retry or later run fixes: the endpoint refuses us (key, model, URL).
 FATAL_STATUS = {401, 403, 404}
-
-
-class SynthesisAborted(Exception):
-    """The endpoint refuses every request (bad key, unknown model): the run stops, saying why."""
 
 
 def llm_config() -> LLMConfig:
@@ -192,9 +189,19 @@ def _steps_of(window: Window) -> list[Step]:
     ]
 
 
-def _ask(config: LLMConfig, window: Window, prompt_type: str) -> Answer:
+def _ask(
+    config: LLMConfig, window: Window, prompt_type: str, guard: UnreadableGuard | None = None
+) -> Answer:
+    """One instruction asked for; with a guard, not asked once the run must stop, and the
+    answer counted in this thread (so that the other threads stop asking at once)."""
+    if guard is not None:
+        guard.check()
     prompt = prompts.render(prompt_type, trajectory=prompts.render_steps(_steps_of(window)))
-    return llm_call(config, [{"role": "user", "content": prompt}])
+    answer = llm_call(config, [{"role": "user", "content": prompt}])
+    if guard is not None:
+        readable = prompts.instruction_from(prompt_type, answer.text) is not None
+        guard.watch(answer.model or config.model, readable=readable)
+    return answer
 
 
 def trajectory_synthesize(
@@ -227,16 +234,20 @@ def trajectory_synthesize(
     remaining = {pk: {t for t in prompts.PROMPT_TYPES if (pk, t) not in have} for pk in claimed}
     errors: dict[int, list[str]] = {}
     done = 0
-    aborted: LLMError | None = None
+    aborted: LLMError | SynthesisAborted | None = None
+    guard = UnreadableGuard(run_id=run.pk, started=run.started_at.timestamp(), phase="synthesis")
     try:
         for pk in [pk for pk, left in remaining.items() if not left]:
             done += _window_done(pk, errors.get(pk, []), on_window)
         with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
-            futures = {pool.submit(_ask, config, w, t): (w, t) for w, t in jobs}
+            futures = {pool.submit(_ask, config, w, t, guard): (w, t) for w, t in jobs}
             for future in as_completed(futures):
                 window, prompt_type = futures[future]
                 try:
                     answer = future.result()
+                except SynthesisAborted as stop:  # not asked: the run stops
+                    aborted = stop
+                    continue
                 except LLMError as error:
                     _account(run.pk, Usage(retries=error.retries), failed=1)
                     if error.status in FATAL_STATUS:
@@ -249,21 +260,32 @@ def trajectory_synthesize(
                     errors.setdefault(window.pk, []).append(f"{prompt_type}: {error}")
                 else:
                     _account(run.pk, answer.usage)
-                    instruction = prompts.instruction_from(prompt_type, answer.text)
-                    if instruction is None:
-                        errors.setdefault(window.pk, []).append(
-                            f"{prompt_type}: the answer had no fenced block"
-                        )
-                    else:
-                        _example_create(run, window, prompt_type, answer, instruction)
+                    _answer_keep(run, window, prompt_type, answer, errors)
                 remaining[window.pk].discard(prompt_type)
                 if not remaining[window.pk]:
                     done += _window_done(window.pk, errors.get(window.pk, []), on_window)
     finally:
         _release([pk for pk, left in remaining.items() if left])
+    if aborted is None and guard.stopped:
+        aborted = SynthesisAborted(guard.stopped)
     if aborted is not None:
         raise SynthesisAborted(str(aborted))
     return done
+
+
+def _answer_keep(
+    run: SynthesisRun,
+    window: Window,
+    prompt_type: str,
+    answer: Answer,
+    errors: dict[int, list[str]],
+) -> None:
+    """The instruction of one answer as an example, or the window's error."""
+    instruction = prompts.instruction_from(prompt_type, answer.text)
+    if instruction is None:
+        errors.setdefault(window.pk, []).append(f"{prompt_type}: the answer had no fenced block")
+    else:
+        _example_create(run, window, prompt_type, answer, instruction)
 
 
 def _example_create(
@@ -338,6 +360,11 @@ def filter_pipeline(run_id: int, config: LLMConfig) -> list[quality.Filter]:
     def on_failure(error: LLMError) -> None:
         _account(run_id, Usage(retries=error.retries), failed=1)
 
+    run = SynthesisRun.objects.filter(pk=run_id).only("started_at").first()
+    guard = UnreadableGuard(
+        run_id=run_id, started=run.started_at.timestamp() if run else 0.0, phase="judge"
+    )
+
     return [
         quality.ScanFilter(scan),
         quality.LengthFilter(
@@ -353,6 +380,7 @@ def filter_pipeline(run_id: int, config: LLMConfig) -> list[quality.Filter]:
             call=lambda messages, model: llm_call(config, messages, model),
             on_answer=on_answer,
             on_failure=on_failure,
+            guard=guard,
         ),
     ]
 
@@ -365,7 +393,8 @@ def run_filter(
 ) -> dict[str, Any]:
     """Run the filters over every unfiltered example of public trajectories; record each verdict
     and, on the run, kept / dropped per filter. Examples the committee could not judge (the
-    endpoint failed) stay candidates for the next run."""
+    endpoint failed) stay candidates for the next run. SynthesisAborted when the judges' first
+    answers cannot be read (apps/learn/guard.py): the batch being judged is left as it was."""
     config = config or llm_config()
     pipeline = filter_pipeline(run_id, config)
     counts: dict[str, dict[str, int]] = {f.name: {"kept": 0, "dropped": 0} for f in pipeline}

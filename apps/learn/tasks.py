@@ -47,7 +47,11 @@ def synthesize_trajectory(run_id: int, trajectory_id: int) -> None:
 def filter_run(run_id: int) -> None:
     if not SynthesisRun.objects.filter(pk=run_id, state=RunState.FILTERING).exists():
         return
-    services.run_filter(run_id=run_id)
+    try:
+        services.run_filter(run_id=run_id)
+    except services.SynthesisAborted as error:
+        services.run_fail(run_id=run_id, error=str(error))
+        return
     index_rebuild.delay()
 
 

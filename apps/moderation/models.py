@@ -53,6 +53,7 @@ class AuditAction(models.TextChoices):
     APPROVED = "approved", "Approved"
     REDACTED_APPROVED = "redacted_approved", "Redacted and approved"
     IMAGE_DROPPED = "image_dropped", "Image dropped (replaced by a placeholder)"
+    IMAGE_CLEARED = "image_cleared", "Image cleared (looked at: public though OCR did not read it)"
     REJECTED = "rejected", "Rejected"
     HIDDEN = "hidden", "Hidden"
     REPORTED = "reported", "Reported by a reader"

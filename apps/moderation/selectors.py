@@ -11,6 +11,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from apps.trajectories.image_rule import publish_unread
 from apps.trajectories.models import Event, ReviewState, Trajectory, Visibility
 
 
@@ -46,7 +47,8 @@ def trajectories_rescan_due(*, version: str, limit: int | None = None) -> QueryS
 def review_queue() -> QuerySet[Trajectory]:
     """What waits for a decision, oldest first: public trajectories held (by the scan, by
     pre-moderation, or by readers' reports), and any with open reports, a confirmed takedown
-    request or an open appeal. Each row is annotated with what the list shows (a fixed number
+    request or an open appeal; and, unless TRAJHUB_IMAGES_PUBLISH_UNREAD, public ones with
+    images that nobody has read for text (OCR off or missing). Each row is annotated with what the list shows (a fixed number
     of queries however long the page)."""
     from apps.moderation.models import (
         Appeal,
@@ -65,6 +67,18 @@ def review_queue() -> QuerySet[Trajectory]:
 
     here = OuterRef("pk")
     claim = Claim.objects.filter(trajectory=here, expires_at__gt=timezone.now())
+    waiting = (
+        Q(review_state=ReviewState.HELD, visibility=Visibility.PUBLIC)
+        | Q(open_reports__gt=0)
+        | Q(open_takedowns__gt=0)
+        | Q(open_appeals__gt=0)
+    )
+    if not publish_unread():
+        # OCR did not read their images: each waits for a moderator to clear or drop it
+        # before it is public (apps/trajectories/image_rule.py).
+        waiting |= Q(review_state=ReviewState.APPROVED, visibility=Visibility.PUBLIC) & ~Q(
+            unchecked_images=[]
+        )
     return (
         QueueItem.objects.annotate(
             open_reports=count(Report.objects.filter(trajectory=here, resolved_at__isnull=True)),
@@ -79,12 +93,7 @@ def review_queue() -> QuerySet[Trajectory]:
             claimed_by=Subquery(claim.values("moderator__username")[:1]),
             claimed_until=Subquery(claim.values("expires_at")[:1]),
         )
-        .filter(
-            Q(review_state=ReviewState.HELD, visibility=Visibility.PUBLIC)
-            | Q(open_reports__gt=0)
-            | Q(open_takedowns__gt=0)
-            | Q(open_appeals__gt=0)
-        )
+        .filter(waiting)
         .select_related("owner")
         .order_by("created_at", "id")
     )
@@ -185,6 +194,12 @@ class ImageForReview:
     kinds: list[str]  # kinds of what the scan found in its text (OCR)
     ocr_read: bool
     dropped_at: Any
+    cleared_at: Any = None
+
+    @property
+    def unchecked(self) -> bool:
+        """Neither OCR nor a moderator has read it: withheld unless the setting publishes it."""
+        return not (self.ocr_read or self.cleared_at or self.dropped_at)
 
 
 IMAGES_SHOWN = 100
@@ -230,6 +245,7 @@ def images_for_review(trajectory: Trajectory, limit: int = IMAGES_SHOWN) -> list
             kinds=kinds.get(image.sha256, []),
             ocr_read=bool(image.ocr_version),
             dropped_at=image.dropped_at,
+            cleared_at=image.cleared_at,
         )
         for image in images
     ]

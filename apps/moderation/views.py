@@ -41,9 +41,11 @@ def _context(trajectory: Trajectory, **extra) -> dict:
 def _rate_limited(
     request: HttpRequest, template: str, context: dict, error: RateLimited
 ) -> HttpResponse:
-    # Which limit it was: the address's hourly one, or the recipient's daily one.
-    response = render(request, template, {**context, "rate_limited": error.message}, status=429)
-    # The time its window has left: an hour's per address, a day's per takedown recipient.
+    """The form again, with the limit that refused it in words (per network, or per recipient
+    address: the same message the API's 429 gives) and its own Retry-After."""
+    message = error.message[:1].upper() + error.message[1:] + "."
+    context = {**context, "rate_limited": True, "rate_limit_message": message}
+    response = render(request, template, context, status=429)
     response["Retry-After"] = str(error.retry_after)
     return response
 
@@ -97,7 +99,11 @@ def takedown_confirm(request: HttpRequest, token: str) -> HttpResponse:
     takedown = links.takedown_from_token(token)
     if takedown is None:
         return render(request, "moderation/takedown_confirm.html", {"invalid": True}, status=404)
-    context = {"token": token, "short_id": takedown.trajectory.share_id[:12]}
+    context = {
+        "token": token,
+        "short_id": takedown.trajectory.share_id[:12],
+        "title": takedown.trajectory.shown_title,  # the redacted view: a requester's page
+    }
     if request.method == "POST":
         takedowns.takedown_confirm(request=takedown)
         return render(request, "moderation/takedown_confirm.html", {**context, "done": True})

@@ -17,6 +17,7 @@ ORDERINGS: dict[str, tuple[str, ...]] = {
     "-created": ("-created_at", "-id"),
     "created": ("created_at", "id"),
     "-events": ("-num_events", "-id"),
+    "-stars": ("-star_count", "-id"),
     "events": ("num_events", "id"),
 }
 DEFAULT_ORDERING = "-created"

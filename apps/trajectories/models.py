@@ -93,6 +93,10 @@ class Trajectory(models.Model):
     # services so that every surface knows without another query: everyone but the owner and
     # moderators sees "trajhub-image:removed" in their place.
     dropped_images = models.JSONField(default=list, blank=True)
+    # sha256 of its images that neither OCR nor a moderator has read (image_rule.py): withheld
+    # from everyone but the owner and moderators unless TRAJHUB_IMAGES_PUBLISH_UNREAD. Written
+    # by the scan and when a moderator clears an image, like `dropped_images`.
+    unchecked_images = models.JSONField(default=list, blank=True)
     # What a request needs of `redactions` without reading it (services/redaction_index.py):
     # {"own": the originals found in the title, feedback, agent, model, version and metadata,
     # with their placeholders; "count": len(redactions); "strings"/"metadata": digests of what
@@ -110,6 +114,8 @@ class Trajectory(models.Model):
     shown_agent_version = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
 
     num_events = models.PositiveIntegerField(default=0)
+    # Stars given by signed-in users (apps.stars keeps it in step with its Star rows).
+    star_count = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
     # Dedup of payloads without a session id: fingerprint of the first event, and of the chain of
     # all events, so "stored events are a prefix of the new ones" is two comparisons.
@@ -167,6 +173,12 @@ class Trajectory(models.Model):
                 condition=PUBLIC,
             ),
             models.Index(
+                F("star_count").desc(),
+                F("id").desc(),
+                name="traj_public_stars",
+                condition=PUBLIC,
+            ),
+            models.Index(
                 Upper("shown_agent"),
                 F("created_at").desc(),
                 name="traj_public_shown_agent",
@@ -200,6 +212,14 @@ class Trajectory(models.Model):
 
     def get_absolute_url(self) -> str:
         return f"/t/{self.share_id}/"
+
+    @property
+    def shown_title(self) -> str:
+        """The title from the redacted view, as its public page prints it (never the raw one):
+        what notices and mails name the trajectory by, whoever they go to."""
+        from apps.trajectories.redaction import redactor
+
+        return redactor(self.redactions)(self.title or "").strip() or "Untitled trajectory"
 
     @property
     def is_public(self) -> bool:
@@ -302,6 +322,9 @@ class Image(models.Model):
     # findings it made: releases take only images scanned and found clean.
     ocr_version = models.CharField(max_length=100, blank=True)
     ocr_findings = models.PositiveIntegerField(default=0)
+    # A moderator looked at it and cleared it: public under every rule (image_rule.py) unless
+    # dropped. Where OCR is off or missing, this is what makes an image public.
+    cleared_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.sha256[:12]

@@ -19,7 +19,12 @@ pytestmark = pytest.mark.django_db
 def owned(owner):
     owner.email = "owner@example.org"
     owner.save()
-    return make_trajectory(owner=owner, title="sk-secret-title", review_state="held")
+    return make_trajectory(
+        owner=owner,
+        title="Deploy with sk-secret-title",
+        redactions={"sk-secret-title": "<OPENAI_API_KEY_1>"},
+        review_state="held",
+    )
 
 
 @pytest.fixture
@@ -44,7 +49,9 @@ def test_owner_gets_a_stored_notice_and_an_email(
     assert "waiting for a moderator" in mail.subject
     assert "an AWS key" in mail.body
     assert f"/t/{owned.share_id}/" in mail.body
-    # The title may hold what the scan found: it stays out of the email.
+    # Named by its title from the redacted view: what the scan found in it stays out.
+    assert "“Deploy with <OPENAI_API_KEY_1>”" in mail.subject
+    assert "“Deploy with <OPENAI_API_KEY_1>”" in mail.body
     assert "sk-secret-title" not in mail.body and "sk-secret-title" not in mail.subject
 
 
@@ -158,7 +165,7 @@ def test_one_click_unsubscribe_stops_that_kind_only(
     mailoutbox.clear()
     _send(django_capture_on_commit_callbacks, kind="held", trajectory=owned)
     _send(django_capture_on_commit_callbacks, kind="rejected", trajectory=owned)
-    assert [m.subject for m in mailoutbox] == ["Your shared trajectory was not published"]
+    assert [m.subject for m in mailoutbox] == ["“Deploy with <OPENAI_API_KEY_1>” was not published"]
     # The dashboard still lists the unsubscribed kind.
     assert Notice.objects.filter(kind="held").count() == 2
     assert client.post(path).status_code == 200  # repeating is harmless
@@ -210,4 +217,4 @@ def test_approving_what_the_scan_held_answers_the_waiting_notice(
     approved = Notice.objects.get(kind="approved", user=owner)
     assert approved.read_at is None and "public now" in approved.body
     assert "harmless" in approved.body
-    assert [m.subject for m in mailoutbox][-1].startswith("Your shared trajectory was approved")
+    assert [m.subject for m in mailoutbox][-1].endswith("” was approved and is public now")

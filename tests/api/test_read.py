@@ -242,7 +242,7 @@ def test_original_download_only_for_owner_and_moderators(client_as, callers, own
         assert response.json()["error"]["where"] == "format"
 
 
-@pytest.mark.parametrize("fmt", ["openhands", "openai", "sharegpt"])
+@pytest.mark.parametrize("fmt", ["openhands", "openai", "sharegpt", "atif"])
 @pytest.mark.parametrize("caller", CALLERS)
 def test_exports_are_redacted_for_the_public(client_as, callers, owner, caller, fmt):
     trajectory = redacted_trajectory(owner)

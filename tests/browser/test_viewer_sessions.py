@@ -160,3 +160,34 @@ def test_a_codex_rollout_with_shell_calls_and_a_patch(browser_page, owner):
     assert _card(page, "Thinking").locator("details.fold").count() == 1
     bp.screenshot("viewer-codex-rollout", full_page=True)
     assert_quiet(bp)
+
+
+def test_a_gemini_cli_session_and_an_atif_trajectory_read_alike(browser_page, owner):
+    gemini = ingest(
+        (SAMPLES_DIR / "gemini_cli_session.jsonl").read_bytes(), owner=owner, visibility="public"
+    )
+    atif = ingest(
+        (SAMPLES_DIR / "atif_trajectory.json").read_bytes(), owner=owner, visibility="public"
+    )
+    bp, page = browser_page, browser_page.page
+
+    bp.goto(gemini.get_absolute_url())
+
+    assert _card(page, "Thinking").first.locator("details.fold").count() == 1
+    assert "1.3k tokens" in _card(page, "Thinking").first.inner_text()
+    edit = _card(page, "Edit file").first
+    assert "+VERBOSE = '--verbose' in sys.argv" in edit.locator("pre.diff").inner_text()
+    failed = _card(page, "File content").first
+    assert failed.locator(".badge.tone-bad").inner_text() == "error"
+    assert _card(page, "Command").count() >= 2 and _card(page, "Output").count() >= 2
+    bp.screenshot("viewer-gemini-session", full_page=True)
+    assert_quiet(bp)
+
+    bp.goto(atif.get_absolute_url())
+
+    thinking = _card(page, "Thinking").first
+    assert thinking.locator("details.fold").count() == 1 and "$0.0042" in thinking.inner_text()
+    subagent = _card(page, "Subagent").first
+    assert "Write tests/test_greet.py" in subagent.inner_text()
+    assert page.locator("li.ev.is-sub").count() >= 3
+    assert_quiet(bp)

@@ -102,6 +102,13 @@ def test_owner_shares_lists_shows_downloads_publishes_and_deletes(
     assert code == 0, err
     exported = json.loads(target.read_bytes())
     assert exported["messages"] and exported["messages"][0]["role"] in ("system", "user")
+    target = tmp_path / "out.atif.json"
+    code, out, err = run(
+        live_server, "download", share_id, "--format", "atif", "-o", str(target), token=token
+    )
+    assert code == 0, err
+    exported = json.loads(target.read_bytes())
+    assert exported["schema_version"].startswith("ATIF-v1.") and exported["steps"]
 
     code, out, err = run(live_server, "visibility", share_id, "public", token=token)
     assert code == 2 and "error: a public trajectory must agree to the site's licence" in err

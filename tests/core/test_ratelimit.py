@@ -189,7 +189,7 @@ def test_reports_and_takedowns_count_through_the_limiter(clock, cache_keys, sett
     reports.report_submit(trajectory=trajectory, reason="other", client_ip=ADDRESS)
     with pytest.raises(RateLimited) as refused:
         reports.report_submit(trajectory=trajectory, reason="other", client_ip=ADDRESS)
-    assert "too many reports and requests from your network" in refused.value.message
+    assert "too many reports from your network" in refused.value.message
     for n in range(limits.TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY):
         takedowns.takedown_request(
             trajectory=trajectory, email=EMAIL, text="my name", client_ip=f"192.0.2.{n}"

@@ -235,10 +235,20 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
         "function_call",
         "observation",
     }
+    atif = datasets.load_dataset(
+        str(folder), "atif", split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert {row["schema_version"] for row in atif} == {"ATIF-v1.7"}
+    steps = [step for row in atif for step in row["steps"]]
+    calls = [call for step in steps if step["tool_calls"] for call in step["tool_calls"]]
+    results = [r for step in steps if step["observation"] for r in step["observation"]["results"]]
+    assert calls and {r["source_call_id"] for r in results} & {c["tool_call_id"] for c in calls}
+    assert all(isinstance(json.loads(call["arguments"]), dict) for call in calls)
     # No synthesis ran: the examples configs are empty. `datasets` cannot load a split without
     # rows, so the card does not offer them (issue 20: every listed config failed to load with
     # `Instruction "train" corresponds to no data!`); their zero-row files read with pyarrow.
     card = (folder / "README.md").read_text()
+    assert 'config_name: "atif"' in card and "`atif` (atif/): Harbor's Agent Trajectory" in card
     for config in EXAMPLE_CONFIGS:
         assert f'config_name: "{config}"' not in card
         assert f"`{config}` ({CONFIG_DIRS[config]}/)" in card and "Empty in this release" in card

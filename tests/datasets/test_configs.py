@@ -19,10 +19,11 @@ def test_the_examples_configs_follow_the_trajectory_configs():
         "no_images",
         "openai",
         "sharegpt",
+        "atif",
         "examples_openai",
         "examples_sharegpt",
     ]
-    assert row_schema.TRAJECTORY_CONFIGS == ("default", "no_images", "openai", "sharegpt")
+    assert row_schema.TRAJECTORY_CONFIGS == ("default", "no_images", "openai", "sharegpt", "atif")
     assert row_schema.CONFIG_DIRS["examples_sharegpt"] == "examples_sharegpt"
     assert "instruction" in row_schema.FREE_TEXT
     assert [extra.names for extra in configs.registered()] == [

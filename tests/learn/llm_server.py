@@ -38,6 +38,8 @@ class FakeLLM:
     reject_words: tuple[str, ...] = ()
     # Every answer without a fenced block (the client must not invent one).
     no_fence: bool = False
+    # Judges answer in words, not the JSON the committee reads (the issue 20 endpoint).
+    garbled_judges: bool = False
     served: list[Served] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     # Called before each normal answer (tests use it to interrupt a run mid-way).
@@ -108,6 +110,8 @@ def start(fake: FakeLLM) -> ThreadingHTTPServer:
             if callable(fake.hook):
                 fake.hook(kind)
             text = "no block here" if fake.no_fence else answer_for(kind, prompt, fake)
+            if fake.garbled_judges and kind == "judge":
+                text = "Yes: aligned, coherent, natural and reasonable."
             usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4}
             fake.served.append(
                 Served(

@@ -343,21 +343,26 @@ def test_a_rescan_keeps_the_dropped_list(moderator):
 
 
 @pytest.mark.parametrize(
-    ("ocr_on", "ocr_version", "ocr_findings", "dropped", "releasable"),
+    ("publish_unread", "ocr_version", "ocr_findings", "dropped", "cleared", "releasable"),
     [
-        (True, "v1", 0, False, True),  # read by OCR, nothing found: goes in
-        (True, "v1", 2, False, False),  # OCR found something
-        (True, "", 0, False, False),  # not read by OCR while OCR is on
-        (True, "v1", 0, True, False),  # dropped by a moderator
-        (False, "", 0, False, True),  # OCR off: only the text around it is scanned
-        (False, "v1", 1, False, False),  # found while OCR was on: stays out
-        (False, "", 0, True, False),
+        (False, "v1", 0, False, False, True),  # read by OCR, nothing found: goes in
+        (False, "v1", 2, False, False, False),  # OCR found something
+        (False, "v1", 2, False, True, True),  # ... and a moderator cleared it
+        (False, "", 0, False, False, False),  # nobody read it (OCR off or missing)
+        (False, "", 0, False, True, True),  # a moderator cleared it
+        (True, "", 0, False, False, True),  # the setting publishes it unread
+        (True, "v1", 1, False, False, False),  # found while OCR was on: stays out
+        (False, "v1", 0, True, False, False),  # dropped by a moderator
+        (True, "", 0, True, True, False),  # dropped wins over everything
     ],
 )
-def test_image_releasable(settings, ocr_on, ocr_version, ocr_findings, dropped, releasable):
+def test_image_releasable(
+    settings, publish_unread, ocr_version, ocr_findings, dropped, cleared, releasable
+):
     from django.utils import timezone
 
-    settings.TRAJHUB_OCR = ocr_on
+    settings.TRAJHUB_OCR = False  # the setting applies where OCR is off or missing
+    settings.TRAJHUB_IMAGES_PUBLISH_UNREAD = publish_unread
     image = Image(
         sha256="a" * 64,
         content_type="image/png",
@@ -366,6 +371,7 @@ def test_image_releasable(settings, ocr_on, ocr_version, ocr_findings, dropped, 
         ocr_version=ocr_version,
         ocr_findings=ocr_findings,
         dropped_at=timezone.now() if dropped else None,
+        cleared_at=timezone.now() if cleared else None,
     )
     assert release_selectors.image_releasable(image) is releasable
 
@@ -397,6 +403,7 @@ def test_an_ocr_read_that_timed_out_does_not_count_as_clean(settings, monkeypatc
 
     settings.TRAJHUB_OCR = True
     settings.TRAJHUB_OCR_TIMEOUT = 0.05
+    settings.TRAJHUB_IMAGES_PUBLISH_UNREAD = False  # whether tesseract is installed or not
     monkeypatch.setattr(ocr, "available", lambda: True)
     slow = make_trajectory(events=["one"])
     image = attach(slow, png_of("slow"))

@@ -1,4 +1,4 @@
-"""Recall of the scan (DESIGN.md: >= 95 %), on two corpora:
+"""Recall of the scan (DESIGN.md: >= 98 %), on two corpora:
 
 - samples generated from the public gitleaks default rules, one or more per rule whose secret has
   a format of its own (tests/moderation/data/gitleaks_samples.json, made by
@@ -55,6 +55,9 @@ PLACES: dict[str, Callable[[str], str]] = {
     "url": lambda v: f"GET https://api.service.io/v1/items?key={v}&page=2 HTTP/1.1",
     "json tool-call arguments": json_args,
     "assignment": lambda v: f"SERVICE_API_KEY={v}",
+    # On a line of its own in a command's output, nothing beside it naming the vendor (issue
+    # 22's corpus missed five kinds there).
+    "alone in command output": lambda v: f"$ ./print-config.sh\n{v}\nDone.\n",
 }
 
 
@@ -81,7 +84,7 @@ def test_corpus_covers_every_distinctive_rule():
 @pytest.mark.parametrize("place", [*PLACES, "wrapped"])
 def test_recall_on_the_gitleaks_rules(place):
     found, missed = recall(place)
-    assert found >= 0.95, (place, found, missed)
+    assert found >= 0.98, (place, found, missed)
 
 
 def encoded(secret: str, form: str) -> tuple[str, list[int]]:
@@ -108,7 +111,7 @@ def encoded(secret: str, form: str) -> tuple[str, list[int]]:
 def test_recall_on_the_gitleaks_rules_base64_encoded(form):
     scanner = Scanner()
     missed = [rule for rule, secret in SAMPLES if not covered(scanner, *encoded(secret, form))]
-    assert 1 - len(missed) / len(SAMPLES) >= 0.95, (form, missed)
+    assert 1 - len(missed) / len(SAMPLES) >= 0.98, (form, missed)
 
 
 # --- the hand-made corpus -----------------------------------------------------------------------
@@ -168,4 +171,4 @@ def test_recall_on_correctly_formed_secrets_in_realistic_places():
             total += 1
             if not covered(scanner, text, _positions(text, secret)):
                 missed.append((name, place))
-    assert 1 - len(missed) / total >= 0.95, missed
+    assert 1 - len(missed) / total >= 0.98, missed

@@ -187,3 +187,32 @@ def test_confirmation_mails_are_limited_per_recipient_whatever_the_client(publis
     other = {**body, "email": "someone.else@example.org"}
     answer = Client(REMOTE_ADDR="203.0.113.9").post(url, other, content_type="application/json")
     assert answer.status_code == 202
+
+
+def test_the_forms_429_names_the_per_recipient_limit(published):
+    """The page answers a recipient's fourth confirmation mail of the day with the limit that
+    refused it (as the API's 429 does), not "too many requests from your network": the sender
+    changed networks each time, so that text would be false and no help."""
+    from apps.moderation.services.limits import TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY
+
+    url = f"/t/{published.share_id}/takedown"
+    body = {"email": REQUESTER, "text": "step 2 lists my home address"}
+    for n in range(TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY):
+        assert Client(REMOTE_ADDR=f"198.51.100.{n + 1}").post(url, body).status_code == 200
+    refused = Client(REMOTE_ADDR="203.0.113.9").post(url, body)
+    page = refused.content.decode()
+    assert refused.status_code == 429
+    assert "to this address today" in page
+    assert f"at most {TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY} a day" in page
+    assert "from your network" not in page
+    assert 3600 < int(refused["Retry-After"]) <= 24 * 3600
+
+
+def test_the_forms_429_per_network_still_says_network(published, settings):
+    settings.TRAJHUB_REPORTS_PER_HOUR = 1
+    url = f"/t/{published.share_id}/takedown"
+    client = Client(REMOTE_ADDR="198.51.100.77")
+    client.post(url, {"email": "a@example.org", "text": "step 2 lists my home address"})
+    refused = client.post(url, {"email": "b@example.org", "text": "step 2 lists my home address"})
+    assert refused.status_code == 429
+    assert "from your network in the last hour" in refused.content.decode()

@@ -577,6 +577,181 @@ def codex_rollout() -> list[dict]:
     ]  # fmt: skip
 
 
+def gemini_session() -> list[dict]:
+    """A Gemini CLI session in its JSON Lines layout: the metadata line, a prompt, a slash
+    command, the model's turn written three times under one id (text, then its thoughts and tool
+    calls, then its tokens), a failed call, an edit with its diff, a rewound answer, a tool answer
+    recorded as a user message, an info line, `$set` updates and the final answer."""
+    stamp = lambda n: ts(n) + "Z"  # noqa: E731
+    shell = {
+        "id": "run_shell_command-1-a",
+        "name": "run_shell_command",
+        "args": {"command": "cat greet.py", "description": "Show greet.py"},
+        "status": "success",
+        "timestamp": stamp(4),
+        "displayName": "Shell",
+        "result": [
+            {
+                "functionResponse": {
+                    "id": "run_shell_command-1-a",
+                    "name": "run_shell_command",
+                    "response": {
+                        "output": "Command: cat greet.py\nOutput: import sys\n\ndef main():\n    print('hello')\nExit Code: 0"
+                    },
+                }
+            }
+        ],
+    }
+    missing = {
+        "id": "read_file-1-b",
+        "name": "read_file",
+        "args": {"file_path": "tests/test_greet.py"},
+        "status": "error",
+        "timestamp": stamp(5),
+        "displayName": "ReadFile",
+        "result": [
+            {
+                "functionResponse": {
+                    "id": "read_file-1-b",
+                    "name": "read_file",
+                    "response": {"error": "File not found: tests/test_greet.py"},
+                }
+            }
+        ],
+        "resultDisplay": "File not found.",
+    }
+    edit = {
+        "id": "replace-1-c",
+        "name": "replace",
+        "args": {
+            "file_path": "greet.py",
+            "old_string": "import sys\n",
+            "new_string": "import sys\nVERBOSE = '--verbose' in sys.argv\n",
+        },
+        "status": "success",
+        "timestamp": stamp(7),
+        "displayName": "Edit",
+        "result": [
+            {
+                "functionResponse": {
+                    "id": "replace-1-c",
+                    "name": "replace",
+                    "response": {
+                        "output": "Successfully modified file: greet.py (1 replacements)."
+                    },
+                }
+            }
+        ],
+        "resultDisplay": {
+            "fileDiff": PATCH,
+            "fileName": "greet.py",
+            "filePath": "greet.py",
+            "originalContent": "import sys\n",
+            "newContent": "import sys\nVERBOSE = ...\n",
+            "diffStat": {"model_added_lines": 1, "model_removed_lines": 0},
+        },
+    }
+    test = {
+        "id": "run_shell_command-1-d",
+        "name": "run_shell_command",
+        "args": {"command": "python greet.py --verbose"},
+        "status": "success",
+        "timestamp": stamp(11),
+    }
+    thoughts = [
+        {
+            "subject": "Reading greet.py",
+            "description": "I need to see how it prints.",
+            "timestamp": stamp(3),
+        }
+    ]
+    tokens = {"input": 1200, "output": 60, "cached": 800, "thoughts": 40, "tool": 0, "total": 1300}
+    turn = {
+        "id": "g-1",
+        "timestamp": stamp(3),
+        "type": "gemini",
+        "model": "gemini-2.5-pro",
+        "content": "I'll look at greet.py first.",
+    }
+    return [
+        {"sessionId": "5f1c2a9e-0000-4000-8000-00000000beef", "projectHash": "a" * 64,
+         "startTime": stamp(0), "lastUpdated": stamp(0), "kind": "main"},
+        {"id": "u-0", "timestamp": stamp(1), "type": "user", "content": [{"text": "/stats"}]},
+        {"id": "i-0", "timestamp": stamp(1), "type": "info", "content": "Session stats shown."},
+        {"id": "u-1", "timestamp": stamp(2), "type": "user", "content": [{"text": TASK}]},
+        {"$set": {"lastUpdated": stamp(2)}},
+        turn,
+        {**turn, "thoughts": thoughts, "toolCalls": [shell, missing]},
+        {**turn, "thoughts": thoughts, "toolCalls": [shell, missing], "tokens": tokens},
+        {"id": "g-2", "timestamp": stamp(6), "type": "gemini", "model": "gemini-2.5-pro",
+         "content": "There is no test file yet.", "tokens": {**tokens, "total": 1400}},
+        {"$rewindTo": "g-2"},
+        {"id": "g-3", "timestamp": stamp(7), "type": "gemini", "model": "gemini-2.5-pro",
+         "content": "", "toolCalls": [edit, test],
+         "tokens": {"input": 1500, "output": 90, "cached": 1100, "thoughts": 0, "tool": 0, "total": 1590}},
+        {"id": "u-2", "timestamp": stamp(12), "type": "user", "content": [
+            {"functionResponse": {"id": "run_shell_command-1-d", "name": "run_shell_command",
+                                  "response": {"output": "starting\nhello"}}}]},
+        {"id": "g-4", "timestamp": stamp(13), "type": "gemini", "model": "gemini-2.5-pro",
+         "content": "greet.py takes --verbose now; a test file is still missing.",
+         "tokens": {"input": 1700, "output": 20, "cached": 1500, "thoughts": 0, "tool": 0, "total": 1720}},
+        {"$set": {"lastUpdated": stamp(13), "summary": "Add a --verbose flag to greet.py"}},
+    ]  # fmt: skip
+
+
+def atif_trajectory() -> dict:
+    """An ATIF (Harbor) trajectory: a system prompt, the task, reasoning, parallel tool calls and
+    their results, a failed command, per-step metrics, final metrics, and a subagent embedded
+    and referred to from its call's result."""
+    return {
+        "schema_version": "ATIF-v1.7",
+        "session_id": "run-7f3a",
+        "trajectory_id": "main",
+        "agent": {"name": "terminus-2", "version": "2.0.0", "model_name": "anthropic/claude-sonnet-4",
+                  "tool_definitions": [{"type": "function", "function": {"name": "bash",
+                      "description": "Run a command", "parameters": {"type": "object",
+                      "properties": {"command": {"type": "string"}}}}}]},
+        "steps": [
+            {"step_id": 1, "timestamp": ts(0) + "Z", "source": "system",
+             "message": "You are a careful engineer working in /app."},
+            {"step_id": 2, "timestamp": ts(1) + "Z", "source": "user", "message": TASK},
+            {"step_id": 3, "timestamp": ts(3) + "Z", "source": "agent", "model_name": "anthropic/claude-sonnet-4",
+             "reasoning_content": "First see the file and whether tests exist.",
+             "message": "Looking at greet.py and the tests.",
+             "tool_calls": [
+                 {"tool_call_id": "call_cat", "function_name": "bash", "arguments": {"command": "cat greet.py"}},
+                 {"tool_call_id": "call_ls", "function_name": "bash", "arguments": {"command": "ls tests"}}],
+             "observation": {"results": [
+                 {"source_call_id": "call_cat", "content": "import sys\n\ndef main():\n    print('hello')\n"},
+                 {"source_call_id": "call_ls", "content": "ls: cannot access 'tests': No such file or directory"}]},
+             "metrics": {"prompt_tokens": 1200, "completion_tokens": 80, "cached_tokens": 900, "cost_usd": 0.0042}},
+            {"step_id": 4, "timestamp": ts(6) + "Z", "source": "agent", "message": "",
+             "tool_calls": [{"tool_call_id": "call_sub", "function_name": "delegate",
+                             "arguments": {"task": "Write tests/test_greet.py"}}],
+             "observation": {"results": [{"source_call_id": "call_sub", "content": "Wrote the test.",
+                 "subagent_trajectory_ref": [{"trajectory_id": "tests-writer"}]}]},
+             "metrics": {"prompt_tokens": 1500, "completion_tokens": 40, "cost_usd": 0.0031}},
+            {"step_id": 5, "timestamp": ts(9) + "Z", "source": "agent",
+             "message": "greet.py takes --verbose now and has a test.",
+             "metrics": {"prompt_tokens": 1700, "completion_tokens": 20, "cost_usd": 0.0012}},
+        ],
+        "final_metrics": {"total_prompt_tokens": 4400, "total_completion_tokens": 140,
+                          "total_cached_tokens": 900, "total_cost_usd": 0.0085, "total_steps": 5},
+        "subagent_trajectories": [{
+            "schema_version": "ATIF-v1.7", "trajectory_id": "tests-writer",
+            "agent": {"name": "terminus-2-subagent", "version": "2.0.0"},
+            "steps": [
+                {"step_id": 1, "source": "user", "message": "Write tests/test_greet.py"},
+                {"step_id": 2, "source": "agent", "message": "",
+                 "tool_calls": [{"tool_call_id": "call_1", "function_name": "bash",
+                                 "arguments": {"command": "mkdir -p tests && echo ok"}}],
+                 "observation": {"results": [{"source_call_id": "call_1", "content": "ok"}]}},
+                {"step_id": 3, "source": "agent", "message": "Wrote the test."},
+            ],
+        }],
+    }  # fmt: skip
+
+
 SAMPLES = {
     "openhands_v0_events.json": v0_events,
     "openhands_share_payload.json": share_payload,
@@ -587,6 +762,8 @@ SAMPLES = {
     "openai_messages.json": openai_messages,
     "claude_code_session.jsonl": claude_code_session,
     "codex_rollout.jsonl": codex_rollout,
+    "gemini_cli_session.jsonl": gemini_session,
+    "atif_trajectory.json": atif_trajectory,
 }
 
 

@@ -113,7 +113,7 @@ def test_downloads_are_attachments_with_a_name_that_cannot_break_out(world: Worl
     trajectory = world.trajectories["public"]
     Trajectory.objects.filter(pk=trajectory.pk).update(raw_filename=name)
     staff = world.client("staff")
-    for fmt in ("original", "openhands", "openai", "sharegpt"):
+    for fmt in ("original", "openhands", "openai", "sharegpt", "atif"):
         response = staff.get(f"/api/v1/trajectories/{trajectory.share_id}/download?format={fmt}")
         assert response.status_code == 200, fmt
         disposition = response["Content-Disposition"]

@@ -59,6 +59,7 @@ def surfaces(trajectory: Trajectory) -> dict[str, tuple[str, dict]]:
         "API download": (f"{api}/download", {}),
         "API download openai": (f"{api}/download?format=openai", {}),
         "API download sharegpt": (f"{api}/download?format=sharegpt", {}),
+        "API download atif": (f"{api}/download?format=atif", {}),
     }
     for step in range(1, trajectory.num_events + 1):
         found[f"JSON of step {step}"] = (f"{page}events/{step}/json", fetch)

@@ -146,7 +146,10 @@ def test_nobody_sees_them_anywhere_afterwards(shared, django_user_model):
             *(f"{base}events/{step}/json" for step in range(1, trajectory.num_events + 1)),
             api,
             f"{api}/events",
-            *(f"{api}/download?format={fmt}" for fmt in ("openhands", "openai", "sharegpt")),
+            *(
+                f"{api}/download?format={fmt}"
+                for fmt in ("openhands", "openai", "sharegpt", "atif")
+            ),
         ]
         for name, client in clients.items():
             for url in urls:

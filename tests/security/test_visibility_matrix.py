@@ -55,6 +55,7 @@ def detail_urls(share_id: str, image: str, public_id: str) -> dict[str, str]:
         "API download openhands": f"{api}/download?format=openhands",
         "API download openai": f"{api}/download?format=openai",
         "API download sharegpt": f"{api}/download?format=sharegpt",
+        "API download atif": f"{api}/download?format=atif",
         "API download default": f"{api}/download",
         "API image": f"{api}/images/{image}",
         "compare chooser": f"/compare/?a={share_id}",

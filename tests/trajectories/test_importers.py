@@ -34,6 +34,9 @@ EXPECTED = {
     "claude_code_2_1_41_task_subagent_progress_entire_cli.jsonl": ("claude_code", [88]),
     # tests/trajectories/test_importer_codex_cli.py checks its MANIFEST counts.
     "codex_cli_0_60_1_rtchess_lichess_clone.jsonl": ("codex_cli", [854]),
+    # ADP's ATIF export: a list of five trajectories (tests/trajectories/test_importer_atif.py
+    # checks its MANIFEST counts: steps, user steps, calls with their results).
+    "atif_v1_7_adp_converted_agenttuning_os_list.json": ("atif", [25, 16, 16, 16, 19]),
 }
 
 

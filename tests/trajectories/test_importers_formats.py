@@ -697,6 +697,8 @@ def test_registry_lists_every_format():
         "openai_messages",
         "claude_code",
         "codex_cli",
+        "gemini_cli",
+        "atif",
     }
     for module in FORMATS.values():
         assert module.LABEL and callable(module.detect) and callable(module.convert)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from apps.trajectories.exporters import EXPORT_FORMATS, export_events
 from apps.trajectories.importers import FORMATS, FormatError, Limits, parse, parse_document
 from apps.trajectories.importers.base import KINDS, SOURCES, CanonicalTrajectory
+from tests.samples.make_samples import atif_trajectory, gemini_session
 
 SETTINGS = settings(
     max_examples=150,
@@ -392,6 +393,14 @@ TEMPLATES = [
             {"role": "function", "name": "g", "content": "o"},
         ],
     },
+]
+
+# Issue 22's formats, from the suite's samples: Gemini CLI's single-JSON chat file (the JSON
+# Lines sample's metadata and messages) and an ATIF trajectory.
+_GEMINI = gemini_session()
+TEMPLATES += [
+    {**_GEMINI[0], "messages": [line for line in _GEMINI[1:] if "id" in line]},
+    atif_trajectory(),
 ]
 
 

@@ -36,7 +36,7 @@ def test_home_says_what_trajhub_is_and_counts_only_public(client, django_assert_
     make_trajectory(title="Private run", visibility="private", num_events=1000)
     make_trajectory(title="Held run", review_state="held", num_events=500)
 
-    with django_assert_num_queries(2):  # the counts, the latest rows
+    with django_assert_num_queries(3):  # the counts, the latest rows, the week's most starred
         response = client.get("/")
 
     assert response.status_code == 200

@@ -32,6 +32,12 @@ EXPECTED = {
         "Added --verbose; the tests need a test file.",
     ),
     "codex_rollout.jsonl": ("codex_cli", [8], "greet.py takes --verbose now."),
+    "gemini_cli_session.jsonl": (
+        "gemini_cli",
+        [14],
+        "greet.py takes --verbose now; a test file is still missing.",
+    ),
+    "atif_trajectory.json": ("atif", [15], "greet.py takes --verbose now and has a test."),
 }
 
 
@@ -70,7 +76,7 @@ def test_sample_is_stored_shown_and_exported(client, owner, sample, name):
     words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.content.decode())).split())
     assert shown in words
     url = f"/api/v1/trajectories/{trajectory.share_id}/download"
-    for export in ("openhands", "openai", "sharegpt"):
+    for export in ("openhands", "openai", "sharegpt", "atif"):
         response = client.get(url, {"format": export})
         assert response.status_code == 200, (export, response.content[:200])
         assert orjson.loads(

@@ -195,7 +195,7 @@ def test_header_shows_what_the_trajectory_is(made, owner):
         "MIT",
     ):
         assert text in html, text
-    for name in ("openhands", "openai", "sharegpt"):
+    for name in ("openhands", "openai", "sharegpt", "atif"):
         assert f"/api/v1/trajectories/{trajectory.share_id}/download?format={name}" in html
     assert "format=original" not in html  # the raw upload is the owner's
     assert (
@@ -409,9 +409,9 @@ def test_page_and_fragment_query_counts_do_not_grow_with_events(
     sha = first_image_sha(trajectory)
     with django_assert_num_queries(2):
         assert anonymous.get(f"{base}images/{sha}").status_code == 200
-    # Signed in: + session, user, and whether the user is a moderator.
+    # Signed in: + session, user, whether the user is a moderator, and whether they starred it.
     signed_in = client_for(owner)
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         assert signed_in.get(base).status_code == 200
     with django_assert_num_queries(5):
         assert signed_in.get(f"{base}events?after=4").status_code == 200

@@ -125,6 +125,7 @@ def _trajectory_rows(
         license=row["license"],
         timestamp=when.isoformat(),
         tools_meta={"metadata": metadata},
+        agent_version=redact(row.get("agent_version") or ""),
     )
     return row_schema.rows(fields, canonical, pictures)
 

@@ -13,6 +13,7 @@ from django.db.models import Case, CharField, Count, F, Value, When
 from apps.datasets import configs, row_schema
 from apps.datasets.models import Release, ReleaseEntry
 from apps.datasets.parquet import WrittenFile
+from apps.trajectories.image_rule import image_rule
 from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
 from apps.trajectories.shown import SHOWN_FIELDS
 
@@ -244,6 +245,10 @@ rejected or hid them. The quality gate then left out:
 
 {gate}
 
+## Screenshots and plots
+
+{_images_section(release)}
+
 ## What is in it
 
 By agent:
@@ -280,6 +285,26 @@ A deleted trajectory is left out of every later release, which lists it as remov
 release is then marked superseded.
 """
     return "---\n" + "\n".join(_yaml(front_matter(release, files))) + "\n---\n\n" + _unwrap(body)
+
+
+def _images_section(release: Release) -> str:
+    """Which image rule applied (apps/trajectories/image_rule.py) and how many of the release's
+    images it withheld, each a 1x1 placeholder PNG in the `images` column."""
+    from apps.datasets.selectors import images_withheld
+
+    rule = image_rule()
+    ids = ReleaseEntry.objects.filter(release=release, trajectory__isnull=False).values(
+        "trajectory_id"
+    )
+    total, withheld = images_withheld(ids)
+    if not total:
+        return f"{rule.summary} This release holds no images."
+    return (
+        f"{rule.summary} Of the {total} images of this release, {withheld} "
+        f"{'were' if withheld != 1 else 'was'} withheld: a 1x1 placeholder PNG stands in "
+        f"{'their' if withheld != 1 else 'its'} place in the `images` column (rule: "
+        f"`{rule.name}`)."
+    )
 
 
 def _unwrap(text: str) -> str:

@@ -302,42 +302,52 @@ def _create(
 
 def _announce(release: Release) -> int:
     """One notice per contributor of a trajectory new in this release (account, or anonymous
-    contact email), with a link to the list where they can take each out."""
+    contact email), listing those trajectories by their redacted titles, with a link to the
+    list where they can take each out."""
     from apps.accounts.notices import notice_send
 
-    rows = (
-        ReleaseEntry.objects.filter(release=release, is_new=True)
-        .values_list("trajectory__owner_id", "trajectory__contact_email")
-        .distinct()
+    new = (
+        Trajectory.objects.filter(release_entries__release=release, release_entries__is_new=True)
+        .only("share_id", "title", "redactions", "owner_id", "contact_email")
+        .order_by("pk")
     )
-    users: set[int] = set()
-    emails: dict[str, str] = {}
-    for owner_id, email in rows:
-        if owner_id is not None:
-            users.add(owner_id)
-        elif email:
-            emails.setdefault(email.strip().lower(), email)
+    users: dict[int, list[str]] = {}
+    emails: dict[str, tuple[str, list[str]]] = {}
+    for trajectory in new.iterator(chunk_size=500):
+        # The title from the redacted view: never a raw one, even to its contributor.
+        if trajectory.owner_id is not None:
+            users.setdefault(trajectory.owner_id, []).append(trajectory.shown_title)
+        elif trajectory.contact_email:
+            key = trajectory.contact_email.strip().lower()
+            emails.setdefault(key, (trajectory.contact_email, []))[1].append(trajectory.shown_title)
     until = f"{release.opt_out_until:%Y-%m-%d %H:%M} UTC"
-    reason = (
-        f"Release {release.name} is announced. You can take any of your trajectories out of it "
-        f"until {until}; after that it is published."
-    )
+
+    def reason(titles: list[str]) -> str:
+        which = "it" if len(titles) == 1 else "any of them"
+        return (
+            f"Release {release.name} is announced. You can take {which} out of it until "
+            f"{until}; after that it is published."
+        )
+
     from apps.accounts.models import User
 
     for user in User.objects.filter(pk__in=users).order_by("pk"):
+        titles = users[user.pk]
         notice_send(
             kind="release_announced",
             user=user,
-            reason=reason,
+            reason=reason(titles),
             link=settings.SITE_URL + reverse("release-next"),
+            titles=titles,
         )
-    for email in emails.values():
+    for email, titles in emails.values():
         token = optout_token(release=release, email=email)
         notice_send(
             kind="release_announced",
             email=email,
-            reason=reason,
+            reason=reason(titles),
             link=settings.SITE_URL + reverse("release-optout", args=[token]),
+            titles=titles,
         )
     return len(users) + len(emails)
 

@@ -36,10 +36,11 @@ from apps.moderation.services.decisions import (
     trajectory_hide,
     trajectory_reject,
 )
-from apps.moderation.services.redact import image_drop, trajectory_redact_approve
+from apps.moderation.services.redact import image_clear, image_drop, trajectory_redact_approve
 from apps.moderation.services.reports import reports_dismiss
 from apps.moderation.services.takedowns import takedown_decide
 from apps.trajectories.admin import TrajectoryAdmin, user_label
+from apps.trajectories.image_rule import image_rule, publish_unread
 from apps.trajectories.models import ReviewState, Trajectory
 from apps.trajectories.redaction import redactor
 
@@ -50,6 +51,7 @@ DECISIONS = {
     "reject",
     "redact_approve",
     "drop_images",
+    "clear_images",
     "hide",
     "uphold",
     "dismiss_reports",
@@ -110,6 +112,9 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
             reasons.append("takedown request")
         if obj.open_appeals:
             reasons.append("appeal")
+        if obj.unchecked_images and not publish_unread():
+            count = len(obj.unchecked_images)
+            reasons.append(f"{count} image{'s' if count != 1 else ''} to check")
         return ", ".join(reasons)
 
     @admin.display(description="findings")
@@ -143,6 +148,7 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
             "feedback": redact(item.feedback_text),
             "owner": user_label(item.owner),
             **review_details(item),
+            "image_rule": image_rule(),
             "can_decide": self.has_moderate_permission(request),
         }
         return TemplateResponse(request, "admin/moderation/queueitem/review.html", context)
@@ -165,7 +171,7 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
             self.message_user(request, f"Nothing was done: {error}", messages.WARNING)
             return HttpResponseRedirect(request.path)
         self.message_user(request, done, messages.SUCCESS)
-        if decision in ("claim", "release", "drop_images"):
+        if decision in ("claim", "release", "drop_images", "clear_images"):
             return HttpResponseRedirect(request.path)
         return HttpResponseRedirect(reverse("admin:moderation_queueitem_changelist"))
 
@@ -206,16 +212,8 @@ def _apply(request, item: Trajectory, decision: str) -> str:
                 "replaced by a placeholder."
             )
         )
-    elif decision == "drop_images":
-        drops = request.POST.getlist("drop")
-        if not drops:
-            raise ModerationError("tick the images to drop")
-        for sha in drops:
-            image_drop(trajectory=item, moderator=user, sha256=sha, note=note)
-        done = (
-            f"{len(drops)} image{'s' if len(drops) != 1 else ''} dropped: everyone but the "
-            "owner and moderators sees a placeholder. Approve when the rest is fine."
-        )
+    elif decision in ("drop_images", "clear_images"):
+        done = _images_decision(request, item, decision, note)
     elif decision == "hide":
         trajectory_hide(trajectory=item, moderator=user, note=note)
         done = "Hidden; the owner is told why."
@@ -241,3 +239,28 @@ def _apply(request, item: Trajectory, decision: str) -> str:
             else "Takedown declined; the requester is told."
         )
     return done
+
+
+def _images_decision(request, item: Trajectory, decision: str, note: str) -> str:
+    """Drop the ticked images (they show a secret) or clear them (a moderator looked: nothing
+    to hide, so they are public though OCR did not read them)."""
+    user = request.user
+    if decision == "drop_images":
+        drops = request.POST.getlist("drop")
+        if not drops:
+            raise ModerationError("tick the images to drop")
+        for sha in drops:
+            image_drop(trajectory=item, moderator=user, sha256=sha, note=note)
+        return (
+            f"{len(drops)} image{'s' if len(drops) != 1 else ''} dropped: everyone but the "
+            "owner and moderators sees a placeholder. Approve when the rest is fine."
+        )
+    clears = request.POST.getlist("clear")
+    if not clears:
+        raise ModerationError("tick the images to clear")
+    for sha in clears:
+        image_clear(trajectory=item, moderator=user, sha256=sha, note=note)
+    return (
+        f"{len(clears)} image{'s' if len(clears) != 1 else ''} cleared: public on the site "
+        "and in releases wherever they appear."
+    )

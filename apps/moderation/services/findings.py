@@ -165,6 +165,18 @@ def dropped_images(pk: int) -> list[str]:
     )
 
 
+def unchecked_images(pk: int) -> list[str]:
+    """sha256 of the trajectory's images that neither OCR nor a moderator has read
+    (Trajectory.unchecked_images; public only under TRAJHUB_IMAGES_PUBLISH_UNREAD)."""
+    from apps.trajectories.image_rule import unchecked_q
+
+    return sorted(
+        Image.objects.filter(unchecked_q(), trajectory_links__trajectory_id=pk).values_list(
+            "sha256", flat=True
+        )
+    )
+
+
 def find_in_trajectory(
     scanner: engine.Scanner, trajectory: Trajectory, read: list[str] | None = None
 ) -> list[Located]:

@@ -34,7 +34,7 @@ def count_submission(client_ip: str) -> None:
         client_ip or "-",
         limit=settings.TRAJHUB_REPORTS_PER_HOUR,
         seconds=3600,
-        message="too many reports and requests from your network in the last hour; try again later",
+        message="too many reports from your network in the last hour; try again later",
     )
 
 

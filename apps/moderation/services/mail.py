@@ -47,6 +47,8 @@ def takedown_mail(*, request_id: int, what: str) -> bool:
     context = {
         "request": request,
         "share_id": request.trajectory.share_id,
+        # The requester is not the owner: the title from the redacted view, nothing raw.
+        "title": request.trajectory.shown_title,
         "site_name": settings.SITE_NAME,
         "confirm_url": takedown_confirm_url(request),
         "granted": request.state == TakedownState.GRANTED,

@@ -1,6 +1,7 @@
 """Moderators' redactions: values the scan missed redacted by hand, and images dropped (their
 bytes showed a secret), then the rescan that makes every derived text follow, then the approval
-(decisions.moderate).
+(decisions.moderate). And the other side of an image decision: clearing an image that OCR did
+not read, which makes it public (apps/trajectories/image_rule.py).
 """
 
 from __future__ import annotations
@@ -169,3 +170,55 @@ def _notify_image_dropped(trajectory_ids: list[int], note: str) -> None:
         Trajectory.objects.filter(pk__in=trajectory_ids).select_related("owner").order_by("pk")
     ):
         notice_send(kind="image_dropped", trajectory=trajectory, reason=note)
+
+
+def image_clear(*, trajectory: Trajectory, moderator: User, sha256: str, note: str = "") -> Image:
+    """A moderator looked at an image of `trajectory` that OCR did not read (off or missing) and
+    found nothing to hide: it is public from now on, on the site and in releases, wherever the
+    trajectory is. Content-addressed like a drop: the same bytes are cleared in every trajectory
+    that refers to them, each of which stops listing it in `unchecked_images` (under the row
+    lock, as image_drop does). A dropped image cannot be cleared; clearing twice is refused."""
+    if not getattr(moderator, "is_moderator", False):
+        raise PermissionDenied("only moderators can clear images")
+    blocking = claim_blocking(trajectory=trajectory, moderator=moderator)
+    if blocking is not None:
+        raise ModerationError(blocking.describe())
+    image = Image.objects.filter(
+        sha256=sha256, trajectory_links__trajectory_id=trajectory.pk
+    ).first()
+    if image is None:
+        raise ModerationError("this trajectory has no such image")
+    if image.dropped_at is not None:
+        raise ModerationError("that image was dropped: it stays a placeholder")
+    with transaction.atomic():
+        now = timezone.now()
+        if Image.objects.filter(pk=image.pk, cleared_at__isnull=True).update(cleared_at=now) != 1:
+            raise ModerationError("that image was cleared already")
+        linked = list(
+            Trajectory.objects.select_for_update()
+            .filter(image_links__image_id=image.pk)
+            .order_by("pk")
+            .values_list("pk", "unchecked_images")
+        )
+        for pk, unchecked in linked:
+            left = sorted(set(unchecked or []) - {image.sha256})
+            Trajectory.objects.filter(pk=pk).update(unchecked_images=left)
+        audit_record(
+            action=AuditAction.IMAGE_CLEARED,
+            share_id=trajectory.share_id,
+            actor=moderator,
+            actor_kind=reviewer_kind(moderator),
+            reason=note,
+            details={
+                "image": image.sha256,
+                "ocr_read": bool(image.ocr_version),
+                "also_in_trajectories": len(linked) - 1,
+            },
+        )
+        announce_public_change([pk for pk, _ in linked])
+    for pk, _ in linked:
+        # The search text withheld the reference; it may show now.
+        trajectory_search_refresh(trajectory=Trajectory.objects.get(pk=pk))
+    image.cleared_at = now
+    trajectory.unchecked_images = sorted(set(trajectory.unchecked_images or []) - {image.sha256})
+    return image

@@ -28,6 +28,7 @@ from apps.moderation.services.findings import (
     new_secrets,
     ocr_key,
     record_ocr,
+    unchecked_images,
 )
 from apps.moderation.services.placeholders import (
     manual_placeholders,
@@ -88,6 +89,7 @@ class _Read:
     snapshot: dict[str, Any]
     previous_redactions: dict[str, str]
     previous_dropped: list[str]
+    previous_unchecked: list[str]
     version: str
     read: list[str]  # images OCR read
     found: list[Located]
@@ -114,12 +116,13 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         return written
     changed, state = written
     trajectory.refresh_from_db(
-        fields=["review_state", "redactions", "dropped_images", "published_at"]
+        fields=["review_state", "redactions", "dropped_images", "unchecked_images", "published_at"]
     )
     if (
         not search_built(trajectory)
         or trajectory.redactions != scanned.previous_redactions
         or trajectory.dropped_images != scanned.previous_dropped
+        or trajectory.unchecked_images != scanned.previous_unchecked
     ):
         # The one build of the search text (ingest never writes it), from the redacted view:
         # search must never find a trajectory by what its redactions hide.
@@ -142,6 +145,7 @@ def _read(trajectory: Trajectory) -> _Read:
     snapshot = {name: getattr(trajectory, name) for name in _SNAPSHOT_FIELDS}
     previous_redactions = dict(trajectory.redactions or {})
     previous_dropped = list(trajectory.dropped_images or [])
+    previous_unchecked = list(trajectory.unchecked_images or [])
     scanner = scanner_from_settings()
     version = engine.version(settings.TRAJHUB_SCAN_RULE_CACHE)
     read: list[str] = []  # images OCR read
@@ -170,6 +174,7 @@ def _read(trajectory: Trajectory) -> _Read:
         snapshot=snapshot,
         previous_redactions=previous_redactions,
         previous_dropped=previous_dropped,
+        previous_unchecked=previous_unchecked,
         version=version,
         read=read,
         found=found,
@@ -202,6 +207,8 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
         Finding.objects.bulk_create(scanned.rows, batch_size=500)
         record_ocr(scanned.read, found, ocr_key())
         dropped = dropped_images(pk)
+        # After record_ocr: an image read now is checked (apps/trajectories/image_rule.py).
+        unchecked = unchecked_images(pk)
         changed = False
         state = current.review_state
         if state == ReviewState.PENDING:
@@ -211,6 +218,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
                     "redactions": redactions,
                     **_index_stale(current, redactions),
                     "dropped_images": dropped,
+                    "unchecked_images": unchecked,
                     "scan_version": scanned.version,
                 },
                 counts=counts,
@@ -224,6 +232,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
                 redactions=redactions,
                 **_index_stale(current, redactions),
                 dropped_images=dropped,
+                unchecked_images=unchecked,
                 scan_version=scanned.version,
                 scanned_at=timezone.now(),
             )
@@ -236,6 +245,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
             changed
             or redactions != scanned.previous_redactions
             or dropped != scanned.previous_dropped
+            or unchecked != scanned.previous_unchecked
         ):
             # Approved (enters public() if public), held, or shown with other placeholders.
             announce_public_change([pk])

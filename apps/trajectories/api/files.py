@@ -16,6 +16,7 @@ from apps.core.api.views import JsonApiView
 from apps.trajectories import selectors, services
 from apps.trajectories.api.access import password_holder, request_user
 from apps.trajectories.api.serializers import DownloadQuerySerializer
+from apps.trajectories.image_rule import WITHHELD_TEXT, image_withheld
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
@@ -33,7 +34,7 @@ class TrajectoryDownloadView(JsonApiView):
             OpenApiParameter(
                 "format",
                 str,
-                enum=["original", "openhands", "openai", "sharegpt"],
+                enum=["original", "openhands", "openai", "sharegpt", "atif"],
                 description="original: the upload as sent (owner, moderators, password holder).",
             ),
             OpenApiParameter(
@@ -75,7 +76,7 @@ class TrajectoryDownloadView(JsonApiView):
             if not access.can_download_original:
                 raise ApiError(
                     "only the owner and moderators can download the original upload; "
-                    "choose format=openhands, openai or sharegpt",
+                    "choose format=openhands, openai, sharegpt or atif",
                     "format",
                     status_code=403,
                 )
@@ -113,6 +114,11 @@ class TrajectoryImageView(JsonApiView):
                 description="A moderator removed this image (it showed a secret); only the "
                 "owner and moderators still get it.",
             ),
+            403: OpenApiResponse(
+                ErrorOutputSerializer,
+                description="Nobody has read this image for text yet (OCR is off or missing): "
+                "only the owner and moderators get it until a moderator clears it.",
+            ),
         },
     )
     def get(self, request: Request, share_id: str, sha256: str) -> HttpResponse:
@@ -124,6 +130,8 @@ class TrajectoryImageView(JsonApiView):
             raise Http404("no such image in this trajectory")
         if image.dropped_at is not None and not selectors.can_manage(trajectory, user):
             raise ApiError("image removed by a moderator", "sha256", status_code=410)
+        if image_withheld(image) and not selectors.can_manage(trajectory, user):
+            raise ApiError(WITHHELD_TEXT, "sha256", status_code=403)
         response = HttpResponse(services.image_read(image), content_type=image.content_type)
         response["Cache-Control"] = "private, max-age=3600"
         return response

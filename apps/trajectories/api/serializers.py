@@ -16,7 +16,7 @@ from apps.trajectories.selectors.redactions import own_redactions
 if TYPE_CHECKING:
     from apps.trajectories.services import StoredTrajectory
 
-EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt")
+EXPORT_CHOICES = ("original", "openhands", "openai", "sharegpt", "atif")
 
 
 class ShareOptionsInputSerializer(serializers.Serializer):
@@ -92,6 +92,7 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
     owner = serializers.SerializerMethodField()
     title = serializers.SerializerMethodField()
     feedback_text = serializers.SerializerMethodField()
+    stars = serializers.IntegerField(source="star_count", read_only=True)
 
     class Meta:
         model = Trajectory
@@ -111,6 +112,7 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
             "review_state",
             "license",
             "num_events",
+            "stars",
             "num_bytes",
             "started_at",
             "ended_at",

@@ -1,7 +1,8 @@
-"""Exports of canonical events: OpenHands event arrays, OpenAI messages, ShareGPT conversations.
+"""Exports of canonical events: OpenHands event arrays, OpenAI messages, ShareGPT conversations,
+ATIF trajectories.
 
 Pure Python, no Django: `export_events(fmt, events, meta=...)` returns UTF-8 JSON bytes.
-One module per format (openhands.py, openai.py, sharegpt.py); what they share (the tool calls
+One module per format (openhands.py, openai.py, sharegpt.py, atif.py); what they share (the tool calls
 an event holds, the conversation both training formats are written from) is in common.py.
 
 - openhands: a V0 event array (what OpenHands' own export and replay read). Events that came
@@ -13,6 +14,8 @@ an event holds, the conversation both training formats are written from) is in c
 - sharegpt: {"conversations": [{from, value}], "system"?, "tools"?} for LLaMA-Factory, whose
   loader drops any conversation that does not alternate human|observation with
   gpt|function_call and end on the latter.
+- atif: Harbor's Agent Trajectory Interchange Format (atif.py): steps with their tool calls,
+  results, reasoning and metrics; subagents embedded.
 
 The two training formats hold the conversation the agent had, not the bookkeeping around it:
 system events after the first message (V1 state updates, condensations), actions not taken by
@@ -36,14 +39,22 @@ from typing import Any
 
 import orjson
 
+from apps.trajectories.exporters.atif import to_atif
 from apps.trajectories.exporters.openai import to_openai
 from apps.trajectories.exporters.openhands import to_openhands
 from apps.trajectories.exporters.sharegpt import to_sharegpt
 from apps.trajectories.importers.base import CanonicalEvent
 
-__all__ = ["EXPORT_FORMATS", "export_events", "to_openai", "to_openhands", "to_sharegpt"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "export_events",
+    "to_atif",
+    "to_openai",
+    "to_openhands",
+    "to_sharegpt",
+]
 
-EXPORT_FORMATS = ("openhands", "openai", "sharegpt")
+EXPORT_FORMATS = ("openhands", "openai", "sharegpt", "atif")
 
 
 def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> bytes:
@@ -56,6 +67,8 @@ def export_events(fmt: str, events: Iterable[CanonicalEvent], *, meta: dict) -> 
         payload: Any = to_openhands(events)
     elif fmt == "openai":
         payload = to_openai(events, meta)
+    elif fmt == "atif":
+        payload = to_atif(events, meta)
     else:
         payload = to_sharegpt(events, meta)
     try:

@@ -175,7 +175,23 @@ def calls_of(event: CanonicalEvent) -> list[Call]:
     # OpenHands V0.
     if is_v0(data) and isinstance(data.get("action"), str):
         return [_v0_call(event, data)]
+    given = _given_call(event, data)
+    if given is not None:
+        return [given]
     return [Call(id="", name=event.type or "tool", arguments=dumps({"input": event.text}))]
+
+
+def _given_call(event: CanonicalEvent, data: dict) -> Call | None:
+    """Claude Code (input), Codex CLI, Gemini CLI and ATIF (arguments): the tool and its
+    arguments as the model gave them, under the call's own id."""
+    tool = text_of(data.get("tool"))
+    arguments = next(
+        (data[k] for k in ("arguments", "input") if isinstance(data.get(k), dict)), None
+    )
+    if not tool or arguments is None:
+        return None
+    call_id = text_of(data.get("tool_call_id")) or event.original_id
+    return Call(id=call_id, name=tool, arguments=dumps(arguments))
 
 
 def _arguments_text(arguments: Any) -> str:

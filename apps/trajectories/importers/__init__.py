@@ -13,8 +13,10 @@ from typing import Any
 import orjson
 
 from apps.trajectories.importers import (
+    atif,
     claude_code,
     codex_cli,
+    gemini_cli,
     openai_messages,
     openhands_eval,
     openhands_share,
@@ -51,6 +53,8 @@ IMPORTERS: list[ModuleType] = [
     openhands_share,
     claude_code,
     codex_cli,
+    gemini_cli,
+    atif,
     openhands_v1,
     sweagent,
     openhands_eval,

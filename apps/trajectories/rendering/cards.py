@@ -14,12 +14,13 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.trajectories.dropped import IMAGE_REMOVED, image_dropper
+from apps.trajectories.dropped import IMAGE_REMOVED, IMAGE_WITHHELD, image_dropper
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
 from apps.trajectories.rendering.values import (
     REMOVED_HTML,
     SECRET_KEY_NAMES,
+    WITHHELD_HTML,
     as_str,
     format_offset,
     humanize,
@@ -39,14 +40,16 @@ class ViewContext:
     full_block: int | None = None  # render this block unclipped (the "show all" fragment)
     # Trajectory.dropped_images: references to them become IMAGE_REMOVED for visitors.
     dropped_images: frozenset[str] = frozenset()
+    # image_rule.withheld_images: references become IMAGE_WITHHELD for visitors.
+    withheld_images: frozenset[str] = frozenset()
 
     def visitor_data(self, data: Any) -> Any:
         """Event data as a visitor may see it: dropped images' references replaced, then the
         redactions applied (structurally, keys included). Originals for owner and moderators."""
         if self.marks.show_original:
             return data
-        if self.dropped_images:
-            data = redact_data(data, image_dropper(self.dropped_images))
+        if self.dropped_images or self.withheld_images:
+            data = redact_data(data, image_dropper(self.dropped_images, self.withheld_images))
         if self.marks.active:
             data = redact_data(data, self.marks.plain)
         return data
@@ -54,8 +57,8 @@ class ViewContext:
     def visitor_text(self, text: str) -> str:
         if self.marks.show_original:
             return text
-        if self.dropped_images:
-            text = image_dropper(self.dropped_images)(text)
+        if self.dropped_images or self.withheld_images:
+            text = image_dropper(self.dropped_images, self.withheld_images)(text)
         return self.marks.plain(text)
 
     @property
@@ -289,6 +292,9 @@ class CardBuilder:
             if sha == IMAGE_REMOVED:
                 items.append(REMOVED_HTML)
                 continue
+            if sha == IMAGE_WITHHELD:
+                items.append(WITHHELD_HTML)
+                continue
             url = f"{self.ctx.image_base}{sha}"
             suffix = f" ({number})" if len(shas) > 1 else ""
             if sha in self.ctx.dropped_images:
@@ -298,6 +304,15 @@ class CardBuilder:
                     f'alt="{alt_text}{suffix}" loading="lazy" decoding="async"></a>'
                     "<figcaption>Removed by a moderator: only you and moderators see it; "
                     "everyone else sees a placeholder.</figcaption></figure>"
+                )
+                continue
+            if sha in self.ctx.withheld_images:
+                # Only the owner and moderators get here (visitors got IMAGE_WITHHELD).
+                items.append(
+                    f'<figure class="shot-dropped"><a class="shot" href="{url}"><img src="{url}" '
+                    f'alt="{alt_text}{suffix}" loading="lazy" decoding="async"></a>'
+                    "<figcaption>Not read for text (OCR is off): only you and moderators see "
+                    "it until a moderator clears it.</figcaption></figure>"
                 )
                 continue
             items.append(

@@ -353,6 +353,8 @@ def _render_image(self, tokens, idx, options, env):
     alt = self.renderInlineAsText(token.children or [], options, env)
     if src == "trajhub-image:removed":  # dropped.IMAGE_REMOVED: a moderator dropped it
         return "<em>[image removed by a moderator]</em>"
+    if src == "trajhub-image:withheld":  # dropped.IMAGE_WITHHELD: nobody has read it yet
+        return "<em>[image not shown until a moderator checks it]</em>"
     found = IMAGE_REF.match(src)
     if found and env.get("image_base"):
         return (

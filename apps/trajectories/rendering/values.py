@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from apps.trajectories.dropped import IMAGE_REMOVED
+from apps.trajectories.dropped import IMAGE_REMOVED, IMAGE_WITHHELD
 from apps.trajectories.importers.base import json_text
 from apps.trajectories.rendering import text as t
 
@@ -26,6 +26,10 @@ as_str = json_text
 
 
 # What visitors see where a moderator dropped an image (our words, no event text).
+WITHHELD_HTML = (
+    '<div class="shot-removed" role="img" aria-label="Image not shown until a moderator checks it">'
+    "<span>Image not shown until a moderator checks it (it was not read for text)</span></div>"
+)
 REMOVED_HTML = (
     '<div class="shot-removed" role="img" aria-label="Image removed by a moderator">'
     "<span>Image removed by a moderator</span></div>"
@@ -34,7 +38,8 @@ REMOVED_HTML = (
 
 def image_refs(*values: Any) -> tuple[list[str], int]:
     """(sha256 of every stored-image reference, count of images that were not stored). An image
-    a moderator removed is listed as IMAGE_REMOVED, once per occurrence."""
+    a moderator removed is listed as IMAGE_REMOVED, one withheld as IMAGE_WITHHELD, once per
+    occurrence."""
     found: list[str] = []
     missing = 0
     stack = list(values)
@@ -45,7 +50,7 @@ def image_refs(*values: Any) -> tuple[list[str], int]:
             if match:
                 if match.group(1) not in found:
                     found.append(match.group(1))
-            elif value == IMAGE_REMOVED:
+            elif value in (IMAGE_REMOVED, IMAGE_WITHHELD):
                 found.append(value)
             elif value.startswith("data:image/"):
                 missing += 1

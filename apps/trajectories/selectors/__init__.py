@@ -15,7 +15,8 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.trajectories import exporters
-from apps.trajectories.dropped import chain, image_dropper
+from apps.trajectories.dropped import chain
+from apps.trajectories.image_rule import visitor_images
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Event, EventRow, Image, Trajectory
 from apps.trajectories.redaction import Redact, identity, redact_data, redactor
@@ -110,7 +111,8 @@ def redactor_for(
     trajectory: Trajectory, user: User | None, *, shown: Iterable[Event] | None = None
 ) -> Redact:
     """Identity for the owner and moderators; for everyone else the trajectory's redactions,
-    and references to the images a moderator dropped replaced by a placeholder.
+    and references to the images a moderator dropped, or nobody has read (image_rule.py),
+    replaced by a placeholder.
 
     `shown=None`: the whole map, for any of its strings (downloads, exports). `shown=events`:
     only what the trajectory's own strings and those events need, from its redaction index
@@ -122,7 +124,7 @@ def redactor_for(
     redactions = (
         full_redactions(trajectory) if shown is None else shown_redactions(trajectory, shown)
     )
-    return chain(image_dropper(trajectory.dropped_images), redactor(redactions))
+    return chain(visitor_images(trajectory), redactor(redactions))
 
 
 @dataclass
@@ -164,7 +166,7 @@ def _view(event: Event, redact: Redact) -> EventView:
 
 
 def trajectory_export(trajectory: Trajectory, user: User | None, fmt: str) -> bytes:
-    """The trajectory in an export format (openhands, openai, sharegpt), as `user` may see it:
+    """The trajectory in an export format (openhands, openai, sharegpt, atif), as `user` may see it:
     originals for the owner and moderators, redacted for everyone else. The API's download and
     the account's data export both use it."""
     redact = redactor_for(trajectory, user)

@@ -56,6 +56,7 @@ LIST_FIELDS = (
     # of its redaction index, and the whole map only where the index is not current.
     *INDEX_FIELDS,
     "num_events",
+    "star_count",
     "total_tokens",
     "total_cost",
     "created_at",

@@ -50,7 +50,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.trajectories.dropped import IMAGE_REMOVED
+from apps.trajectories.dropped import IMAGE_REMOVED, IMAGE_WITHHELD
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.redaction import Matcher, Redact, redactor
 from apps.trajectories.rendering.text import clean_terminal
@@ -93,6 +93,7 @@ def _views(text: str) -> Iterator[str]:
         yield cleaned
     if "trajhub-image:" in text:
         yield _IMAGE_REF.sub(IMAGE_REMOVED, text)
+        yield _IMAGE_REF.sub(IMAGE_WITHHELD, text)
 
 
 class _Gatherer:

@@ -80,8 +80,9 @@ def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
         .values_list("text", flat=True)
         .iterator(chunk_size=500)
     )
-    # Snippets of search results show this text: references to dropped images go too.
-    drop = image_dropper(trajectory.dropped_images)
+    # Snippets of search results show this text: references to dropped and withheld images go
+    # too (withheld whatever the setting: the search text outlives a change of it).
+    drop = image_dropper(trajectory.dropped_images, trajectory.unchecked_images)
     trajectory.search_text = _build_search_text(
         trajectory.title, (drop(text) for text in texts), trajectory.redactions
     )

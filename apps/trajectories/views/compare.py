@@ -17,7 +17,7 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
-from apps.trajectories.dropped import image_dropper
+from apps.trajectories.image_rule import visitor_images
 from apps.trajectories.outcome import run_outcome
 from apps.trajectories.redaction import Redact, identity, redact_data
 from apps.trajectories.rendering import Marks
@@ -57,10 +57,11 @@ def _marks(access: Access) -> Marks:
 
 
 def _drop(access: Access) -> Redact:
-    """References to images a moderator dropped, replaced for visitors (dropped.py)."""
+    """References to images a moderator dropped or nobody has read yet, replaced for visitors
+    (dropped.py, image_rule.py)."""
     if access.show_original:
         return identity
-    return image_dropper(access.trajectory.dropped_images)
+    return visitor_images(access.trajectory)
 
 
 def _cell(step: Step | None, marks: Marks, base: str, drop: Redact = identity) -> str:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.core.http import BodyError, check_declared_length, client_ip
 from apps.core.ratelimit import RateLimited
+from apps.trajectories import extensions
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
 from apps.trajectories.models import Polarity, ReviewState, Visibility
@@ -46,6 +47,7 @@ BROWSE_ORDERINGS = [
     for key, label in (
         ("-created", "Newest first"),
         ("created", "Oldest first"),
+        ("-stars", "Most starred"),
         ("-events", "Most events"),
         ("events", "Fewest events"),
     )
@@ -61,6 +63,7 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "stats": site_selectors.public_stats(),
             "latest": site_selectors.public_latest(limit=8),
+            **extensions.home_context(request),
         },
     )
 

@@ -21,6 +21,8 @@ from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
+from apps.trajectories import extensions
+from apps.trajectories.image_rule import WITHHELD_TEXT, image_withheld, withheld_images
 from apps.trajectories.models import Event
 from apps.trajectories.rendering import (
     ViewContext,
@@ -55,6 +57,7 @@ EXPORT_FORMATS = [
     ("openhands", "OpenHands JSON"),
     ("openai", "OpenAI messages"),
     ("sharegpt", "ShareGPT"),
+    ("atif", "ATIF (Harbor)"),
 ]
 
 
@@ -75,6 +78,7 @@ def _context(access: Access, shown: Sequence[Event]) -> ViewContext:
         marks=marks_for(trajectory, show_original=access.show_original, shown=shown),
         started_at=trajectory.started_at,
         dropped_images=frozenset(trajectory.dropped_images or ()),
+        withheld_images=withheld_images(trajectory),
     )
 
 
@@ -244,6 +248,7 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         "downloads": downloads,
         "base": f"/t/{trajectory.share_id}/",
         "versions": chain_members(trajectory),
+        **extensions.page_context(request, trajectory),
     }
     return _private_headers(render(request, "trajectories/page.html", context), access)
 
@@ -349,6 +354,11 @@ def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpRe
         return _private_headers(
             HttpResponse("Image removed by a moderator.", status=410, content_type="text/plain"),
             access,
+        )
+    if image_withheld(image) and not access.show_original:
+        # Nobody has read it (no OCR): not public until a moderator clears it (image_rule.py).
+        return _private_headers(
+            HttpResponse(WITHHELD_TEXT, status=403, content_type="text/plain"), access
         )
     try:
         handle = storages["default"].open(image.path, "rb")

@@ -1,4 +1,4 @@
-"""manage.py synthesize [--limit N] [--trajectory ID] [--background]"""
+"""manage.py synthesize [--limit N] [--trajectory ID] [--background] [--dry-run]"""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from apps.learn import services, tasks
+from apps.learn.estimate import run_estimate
 from apps.learn.llm import LLMNotConfigured
 from apps.learn.models import SynthesisRun, Window, WindowState
 from apps.learn.retrieval import index
@@ -26,8 +27,18 @@ class Command(BaseCommand):
             action="store_true",
             help="queue the run for the Celery workers (one task per trajectory) and return",
         )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="say how many LLM calls and prompt tokens the run would spend; spend nothing",
+        )
 
-    def handle(self, *args, limit=None, trajectory=None, background=False, **options):
+    def handle(
+        self, *args, limit=None, trajectory=None, background=False, dry_run=False, **options
+    ):
+        if dry_run:
+            self.stdout.write(run_estimate(limit=limit, trajectory_id=trajectory).describe())
+            return
         try:
             run = services.run_start(limit=limit, trajectory_id=trajectory)
         except LLMNotConfigured as error:
@@ -65,8 +76,13 @@ class Command(BaseCommand):
             bar.close()
         services.run_synthesis_finished(run.pk)
         fbar = tqdm(unit="example", desc="filters", disable=None)
-        stats = services.run_filter(run_id=run.pk, on_example=fbar.update)
-        fbar.close()
+        try:
+            stats = services.run_filter(run_id=run.pk, on_example=fbar.update)
+        except services.SynthesisAborted as error:
+            services.run_fail(run_id=run.pk, error=str(error))
+            raise CommandError(f"run {run.pk} stopped: {error}") from None
+        finally:
+            fbar.close()
         index.index_build()
         run = SynthesisRun.objects.get(pk=run.pk)
         self.stdout.write(self.report(run, stats))

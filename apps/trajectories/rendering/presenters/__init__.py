@@ -49,6 +49,10 @@ def shape_of(data: dict[str, Any], type_: str = "") -> str:
         return "sharegpt"
     if isinstance(action, str) or isinstance(observation, str):
         return "swe"
+    if type_ in ("thinking", "reasoning") or (
+        set(data) <= {"step_id"} and type_ in agent_sessions.TYPES
+    ):
+        return "session"  # thinking of any format folds the same way
     return "generic"
 
 

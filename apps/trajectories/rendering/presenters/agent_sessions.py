@@ -1,5 +1,6 @@
-"""Cards of the coding agents' own sessions: Claude Code transcripts and Codex CLI rollouts
-(importers/claude_code.py, importers/codex_cli.py).
+"""Cards of the coding agents' own sessions: Claude Code transcripts, Codex CLI rollouts,
+Gemini CLI sessions and ATIF trajectories (importers/claude_code.py, codex_cli.py,
+gemini_cli.py, atif.py).
 
 Their events carry the tool's name and its input (`tool`, `input` / `arguments`), results linked
 by `tool_use_id` / `call_id`, thinking, context and compaction records. Laid out as a reader of
@@ -23,7 +24,18 @@ from apps.trajectories.rendering.values import as_str, humanize, parse_json_stri
 # Event types of these sessions that carry no fields of their own (`data` is {}).
 TYPES = {"thinking", "compaction", "compaction_summary", "context", "instructions", "turn_aborted"}
 
-_SHELL = {"bash", "shell", "shell_command", "local_shell_call", "exec_command", "container.exec"}
+_SHELL = {
+    "bash",
+    "shell",
+    "shell_command",
+    "local_shell_call",
+    "exec_command",
+    "container.exec",
+    "run_shell_command",
+}
+# Gemini CLI's file tools, by what they do.
+_GEMINI_EDITS = {"replace": "Edit", "write_file": "Write"}
+_GEMINI_READS = {"read_file", "read_many_files"}
 _TODO_STATUS = {"completed": "done", "in_progress": "in_progress", "pending": "todo"}
 _RESULT_TITLES = {
     "Read": "File content",
@@ -31,6 +43,7 @@ _RESULT_TITLES = {
     "Grep": "Matches",
     "Glob": "Files",
     "Task": "Subagent's answer",
+    "delegate": "Subagent's answer",
     "Agent": "Subagent's answer",
     "WebFetch": "Page",
     "WebSearch": "Search results",
@@ -41,7 +54,7 @@ def is_session_event(data: dict[str, Any]) -> bool:
     """The shape of these importers' events (shape_of asks this before the generic card)."""
     if isinstance(data.get("tool"), str) and ("input" in data or "arguments" in data):
         return True
-    if isinstance(data.get("tool_use_id"), str) or isinstance(data.get("call_id"), str):
+    if any(isinstance(data.get(key), str) for key in ("tool_use_id", "call_id", "source_call_id")):
         return "observation" not in data and "action" not in data
     if data.get("subtype") == "compact_boundary" or isinstance(data.get("subagent"), dict):
         return "role" not in data
@@ -92,21 +105,23 @@ def _action(b: CardBuilder) -> None:
     arguments = parse_json_string(raw)
     args: dict[str, Any] = arguments if isinstance(arguments, dict) else {}
     key = name.lower()
+    name = _GEMINI_EDITS.get(name, name)
     if name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
         _edit(b, name, args)
     elif key == "apply_patch" or (isinstance(arguments, str) and "*** Begin Patch" in arguments):
         patch = arguments if isinstance(arguments, str) else as_str(args.get("input"))
         b.head("Patch", "edit")
         b.diff(_as_unified(patch), label="apply_patch")
-    elif name == "TodoWrite" or key == "update_plan":
+    elif name == "TodoWrite" or key in ("update_plan", "write_todos"):
         _todos(b, name, args)
-    elif name in ("Task", "Agent"):
+    elif name in ("Task", "Agent") or key == "delegate":
         b.head("Subagent", "tool", as_str(args.get("description")))
         if args.get("subagent_type"):
             b.badge(as_str(args.get("subagent_type")))
-        b.markdown(as_str(args.get("prompt")), label="Its task")
-    elif name == "Read":
-        b.head("Read file", "file", as_str(args.get("file_path")), code=True)
+        b.markdown(as_str(args.get("prompt") or args.get("task")), label="Its task")
+    elif name == "Read" or key in _GEMINI_READS:
+        path = args.get("file_path") or args.get("absolute_path") or args.get("paths")
+        b.head("Read file", "file", as_str(path), code=True)
         if args.get("offset") or args.get("limit"):
             start = as_str(args.get("offset") or 1)
             b.badge(
@@ -178,19 +193,22 @@ def _edit(b: CardBuilder, name: str, args: dict[str, Any]) -> None:
 
 
 def _todos(b: CardBuilder, name: str, args: dict[str, Any]) -> None:
-    items = args.get("todos") if name == "TodoWrite" else args.get("plan")
+    items = args.get("todos") if "todos" in args else args.get("plan")
     tasks = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict):
             status = as_str(item.get("status"))
             tasks.append(
                 {
-                    "title": as_str(item.get("content") or item.get("step")),
+                    "title": as_str(
+                        item.get("content") or item.get("step") or item.get("description")
+                    ),
                     "status": _TODO_STATUS.get(status, status or "todo"),
                 }
             )
     done = sum(1 for task in tasks if task["status"] == "done")
-    b.head("Plan" if name != "TodoWrite" else "To-do list", "think", f"{done} of {len(tasks)} done")
+    title = "Plan" if name == "update_plan" else "To-do list"
+    b.head(title, "think", f"{done} of {len(tasks)} done")
     if args.get("explanation"):
         b.markdown(as_str(args.get("explanation")))
     b.tasks(tasks)
@@ -201,6 +219,8 @@ def _result(b: CardBuilder) -> None:
     failed = b.data.get("is_error") is True or _exit_code(b.data) not in (None, 0)
     if name.lower() in _SHELL:
         title = "Output"
+    elif name.lower() in _GEMINI_READS:
+        title = "File content"
     elif name.lower() == "apply_patch":
         title = "Patch result"
     else:
@@ -210,7 +230,11 @@ def _result(b: CardBuilder) -> None:
         b.badge("error", "bad")
     details = b.data.get("tool_use_result")
     patch = details.get("structuredPatch") if isinstance(details, dict) else None
-    if isinstance(patch, list) and patch and not failed:
+    file_diff = b.data.get("file_diff")  # Gemini CLI's account of an edit
+    if isinstance(file_diff, dict) and isinstance(file_diff.get("fileDiff"), str) and not failed:
+        b.diff(file_diff["fileDiff"])
+        b.note(b.text)
+    elif isinstance(patch, list) and patch and not failed:
         b.note(b.text)  # the diff is on the edit's own card
     else:
         b.output(b.text, tone="bad" if failed else "")
@@ -237,16 +261,28 @@ def _subagent(b: CardBuilder) -> None:
 
 
 def _usage(b: CardBuilder) -> None:
-    usage = b.data.get("usage")
+    """A turn's tokens: Claude's and Codex's `usage`, Gemini's `tokens` (with its own total),
+    ATIF's `metrics` (prompt and completion tokens, and the step's cost)."""
+    usage = b.data.get("usage") or b.data.get("tokens") or b.data.get("metrics")
     if not isinstance(usage, dict):
         return
-    counts = [
-        value for value in usage.values() if isinstance(value, int) and not isinstance(value, bool)
-    ]
-    total = sum(counts)
+
+    def number(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    if "total" in usage:
+        total = number("total")
+    elif "prompt_tokens" in usage or "completion_tokens" in usage:
+        total = number("prompt_tokens") + number("completion_tokens")
+    else:
+        total = sum(number(key) for key in usage)
     if total > 0:
         b.metrics(tokens=total)
         b.badge(f"{_short(total)} tokens")
+    cost = usage.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
+        b.badge(f"${cost:.4f}")
 
 
 def _short(value: int) -> str:

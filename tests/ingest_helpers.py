@@ -134,11 +134,14 @@ def make_trajectory(
 
 
 def reindex(trajectory: Trajectory) -> None:
-    """What the scan and the owner's edits do after a change of the map or of the agent, model
-    and title: the redaction index and the redacted view's columns made again. For tests that
-    set fields directly."""
+    """What the scan does after it wrote the map (and an edit's rescan after a change of the
+    agent, model and title): the search text built from the redacted view, then the redaction
+    index and the redacted view's columns. For tests that set fields directly: ingest alone
+    leaves a trajectory that no search finds until its scan."""
+    from apps.trajectories.services import trajectory_search_refresh
     from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
 
+    trajectory_search_refresh(trajectory=Trajectory.objects.get(pk=trajectory.pk))
     trajectory_redaction_index_refresh(trajectory_id=trajectory.pk)
     trajectory.refresh_from_db()
 

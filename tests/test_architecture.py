@@ -7,12 +7,16 @@
 - no module imports another module's private (`_name`) names;
 - no module over MAX_MODULE_LINES lines; no function over MAX_FUNCTION_LINES lines unless its
   docstring says why ("Long because ...");
-- every app says in its docstring what it owns and what it may import.
+- every app says in its docstring what it owns and what it may import;
+- templates follow the layers too: an app's template includes, extends and loads (tag
+  libraries) only its own app's, a lower layer's, the site's frame (`templates/`) or a
+  third party's, and an app's Python names only such templates.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
@@ -193,3 +197,77 @@ def test_modules_and_functions_are_short():
                     )
     assert long_modules == []
     assert long_functions == []
+
+
+# {% include "x" %} / {% extends "x" %} with a literal name, and {% load a b %} / {% load a from b %}.
+_TEMPLATE_USE = re.compile(r"""{%-?\s*(include|extends)\s+(["'])([^"']+)\2""")
+_TEMPLATE_LOAD = re.compile(r"{%-?\s*load\s+([^%]+?)\s*-?%}")
+
+
+@cache
+def _app_templates() -> dict[str, str]:
+    """Template name -> the app whose templates/ folder holds it."""
+    owners: dict[str, str] = {}
+    for app in LAYERS:
+        folder = APPS / app / "templates"
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+            if path.is_file():
+                owners.setdefault(str(path.relative_to(folder)), app)
+    return owners
+
+
+def _tag_libraries() -> dict[str, str]:
+    """Tag library name -> the app that defines it."""
+    return {
+        path.stem: path.parts[-3]
+        for path in APPS.glob("*/templatetags/*.py")
+        if path.name != "__init__.py"
+    }
+
+
+def _template_uses() -> list[tuple[str, str, str]]:
+    """(where, used app, what) for every use of an app's template or tag library, by an app's
+    template or Python module."""
+    templates, libraries = _app_templates(), _tag_libraries()
+    uses = []
+    for name, app in templates.items():
+        text = (APPS / app / "templates" / name).read_text(errors="replace")
+        where = f"apps/{app}/templates/{name}"
+        for match in _TEMPLATE_USE.finditer(text):
+            if match.group(3) in templates:
+                uses.append((where, templates[match.group(3)], match.group(3)))
+        for match in _TEMPLATE_LOAD.finditer(text):
+            words = match.group(1).split()
+            loaded = words[words.index("from") + 1 :] if "from" in words else words
+            uses.extend((where, libraries[lib], lib) for lib in loaded if lib in libraries)
+    for module, path in _modules().items():
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.Constant) and node.value in templates:
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                uses.append((where, templates[node.value], node.value))
+    return uses
+
+
+def _user_app(where: str) -> str:
+    return where.split("/")[1]
+
+
+def test_templates_are_used_down_the_layers():
+    uses = _template_uses()
+    # The reading itself: known uses of each kind are found (a broken pattern finds nothing).
+    assert (
+        "apps/trajectories/templates/trajectories/page.html",
+        "trajectories",
+        "trajectories/_owner_controls.html",
+    ) in uses
+    assert ("apps/owners/templates/owners/me.html", "accounts", "account_tabs") in uses
+    assert any(
+        what == "core/_pagination.html" and user.startswith("apps/owners/")
+        for user, _app_used, what in uses
+    )
+    upward = [
+        f"{where} uses {what} ({there})"
+        for where, there, what in uses
+        if LAYERS.index(there) > LAYERS.index(_user_app(where))
+    ]
+    assert upward == []

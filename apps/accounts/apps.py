@@ -15,6 +15,11 @@ class AccountsConfig(AppConfig):
         # schema registers the token scheme with drf-spectacular (extensions register on import);
         # tasks registers its tasks with Celery, for the services that queue them by name.
         from apps.accounts import receivers, schema, tasks  # noqa: F401
+        from apps.accounts.tabs import Tab, register_tab
+
+        # Identity's own tabs of the "Your account" bar; the apps above add theirs.
+        register_tab(Tab("notices", "Notices", "me-notices", order=20, badge="unread"))
+        register_tab(Tab("tokens", "API tokens", "me-tokens", order=50))
 
         post_migrate.connect(receivers.site_from_settings, dispatch_uid="accounts-site-name")
         user_logged_in.connect(receivers.github_signed_in, dispatch_uid="accounts-avatar-login")

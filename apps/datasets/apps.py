@@ -7,9 +7,12 @@ class DatasetsConfig(AppConfig):
 
     def ready(self) -> None:
         # tasks registers the tasks the services queue (apps.core.queueing).
+        from apps.accounts.tabs import Tab, register_tab
         from apps.datasets import receivers, tasks  # noqa: F401
         from apps.trajectories.signals import public_set_changed
 
+        # What of the user's own is in the next release: a tab of the "Your account" bar.
+        register_tab(Tab("releases", "In the next release", "release-next", order=40))
         # Sent after the commit of every deletion and every change of visibility or review
         # state: a release holding such a trajectory is superseded at once.
         public_set_changed.connect(

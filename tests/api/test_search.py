@@ -9,7 +9,7 @@ from apps.trajectories.filters import TrajectoryFilter
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_search
 from tests.conftest import skip_or_fail
-from tests.ingest_helpers import make_trajectory, v0_events
+from tests.ingest_helpers import ingest_one, make_trajectory, reindex, v0_events
 
 pytestmark = pytest.mark.django_db
 
@@ -27,10 +27,9 @@ def test_search_finds_titles_and_event_text_of_public_trajectories_only(owner):
     make_trajectory(owner=owner, task="Fix the secret private thing", visibility="private")
     events = v0_events(1, task="Deploy the service")
     events[2]["content"] = "kubectl rollout status deployment/frontend"
-    from tests.ingest_helpers import ingest_one
-
     deployed = ingest_one(events, user=owner)
     Trajectory.objects.filter(pk=deployed.pk).update(visibility="public", review_state="approved")
+    reindex(deployed)  # what its scan would do: ingest alone leaves nothing to search
     assert search("login") == ["Fix the flaky login tests"]
     assert search("fix") == ["Fix the flaky login tests"]  # the private one is never found
     assert search("rollout") == ["Deploy the service"]  # text of an observation
@@ -98,8 +97,6 @@ def test_search_never_finds_a_trajectory_by_what_its_redactions_hide(owner):
 
 
 def test_search_never_finds_what_the_scan_redacted(owner, django_capture_on_commit_callbacks):
-    from tests.ingest_helpers import ingest_one
-
     events = v0_events(1, task="Email the report")
     events[2]["content"] = "sent to jane.roe@corp-mail.io from the build box"
     with django_capture_on_commit_callbacks(execute=True):  # the scan runs on commit
@@ -110,3 +107,77 @@ def test_search_never_finds_what_the_scan_redacted(owner, django_capture_on_comm
     assert search("report") == ["Email the report"]
     assert search("jane.roe@corp-mail.io") == []
     assert "jane.roe" not in trajectory.search_text
+
+
+# A token the scan finds (GitHub's classic personal access token), and a piece of it that the
+# PostgreSQL parser makes a word of its own.
+TOKEN_BODY = "Zq8rT2xLm4Vb7Nc1Kd9Pf3Hs6Jw0Ya5Ue8Io"
+TOKEN = "ghp_" + TOKEN_BODY
+
+
+def found_anywhere(q: str) -> list[str]:
+    """Search over every trajectory, whatever its state: what the index itself finds (the
+    owner's own list searches pending and held ones too)."""
+    return search(q, Trajectory.objects.all())
+
+
+def test_a_secret_is_found_by_no_search_between_ingest_and_scan(
+    owner, django_capture_on_commit_callbacks
+):
+    events = v0_events(1, task="Deploy the service")
+    events[2]["content"] = f"kubectl rollout with GITHUB_TOKEN={TOKEN} done"
+    with django_capture_on_commit_callbacks(execute=False) as scan:  # stored, not yet scanned
+        trajectory = ingest_one(events, user=owner, visibility="public", license_agreed=True)
+    assert scan  # the scan is queued on commit
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "pending"
+    # Nothing of it is in the index yet: the search text is built by the scan alone.
+    assert trajectory.search_text == "" and trajectory.search_vector is None
+    for q in (TOKEN, TOKEN_BODY, "rollout", "Deploy"):
+        assert found_anywhere(q) == [], q
+    for callback in scan:
+        callback()  # the scan (tasks run inline in tests)
+    trajectory.refresh_from_db()
+    placeholder = trajectory.redactions[TOKEN]
+    assert placeholder.startswith("<") and placeholder.endswith(">")
+    assert found_anywhere(TOKEN) == found_anywhere(TOKEN_BODY) == []
+    assert found_anywhere(placeholder) == ["Deploy the service"]
+    assert found_anywhere("rollout") == ["Deploy the service"]
+    assert TOKEN_BODY not in trajectory.search_text and placeholder in trajectory.search_text
+
+
+def test_a_reshare_leaves_no_new_secret_in_the_index_before_its_scan(
+    owner, django_capture_on_commit_callbacks
+):
+    """A share continued with new events: the old search text goes, and the new one waits for
+    the scan (it used to be built at once from the new raw text with the old map)."""
+    events = v0_events(1, task="Deploy the service")
+    with django_capture_on_commit_callbacks(execute=True):
+        first = ingest_one(events, user=owner, session_id="s-1")
+    assert found_anywhere("Deploy") == ["Deploy the service"]
+    longer = v0_events(2, task="Deploy the service")
+    longer[4]["content"] = f"export GITHUB_TOKEN={TOKEN}"
+    with django_capture_on_commit_callbacks(execute=False) as scan:
+        again = ingest_one(longer, user=owner, session_id="s-1")
+    assert again.pk == first.pk
+    assert found_anywhere(TOKEN) == found_anywhere(TOKEN_BODY) == found_anywhere("Deploy") == []
+    for callback in scan:
+        callback()
+    assert found_anywhere(TOKEN) == found_anywhere(TOKEN_BODY) == []
+    assert found_anywhere("Deploy") == ["Deploy the service"]
+
+
+def test_a_renamed_title_enters_the_index_only_after_its_scan(
+    owner, django_capture_on_commit_callbacks
+):
+    from apps.trajectories.services import trajectory_update
+
+    trajectory = make_trajectory(owner=owner, task="alpha")
+    with django_capture_on_commit_callbacks(execute=False) as scan:
+        trajectory_update(trajectory=trajectory, title=f"token {TOKEN}")
+    assert found_anywhere(TOKEN_BODY) == found_anywhere("token") == []
+    for callback in scan:
+        callback()
+    trajectory.refresh_from_db()
+    assert found_anywhere(TOKEN_BODY) == found_anywhere(TOKEN) == []
+    assert found_anywhere(trajectory.redactions[TOKEN]) == [f"token {TOKEN}"]

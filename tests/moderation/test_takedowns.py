@@ -4,10 +4,12 @@ requester, into the queue, decided by a moderator, the outcome mailed back."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from django.core import mail, signing
 from django.test import Client
+from rest_framework.test import APIClient
 
 from apps.moderation.errors import ModerationError
 from apps.moderation.models import AuditEntry, TakedownRequest
@@ -135,6 +137,38 @@ def test_a_request_without_email_or_text_is_refused(published):
     response = Client().post(f"/t/{published.share_id}/takedown", {"email": "", "text": ""})
     assert response.status_code == 400 and b"This field is required" in response.content
     assert not TakedownRequest.objects.exists()
+
+
+def seconds_left(window: int, before: int, after: int) -> set[str]:
+    """What Retry-After may say for a clock-aligned window (core.ratelimit) of `window` seconds,
+    refused between `before` and `after`."""
+    return {str(window - now % window) for now in range(before, after + 1)}
+
+
+@pytest.mark.parametrize("where", ["page", "api"])
+def test_the_daily_recipient_limit_says_when_it_ends(published, where):
+    """Retry-After is the time the day's window has left, not the hourly limit's 3600, and the
+    page says which limit it was."""
+    from apps.moderation.services.limits import TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY
+
+    body = {"email": REQUESTER, "text": "step 2 lists my home address"}
+    if where == "page":
+        url, kind = f"/t/{published.share_id}/takedown", {}
+    else:
+        url, kind = f"/api/v1/trajectories/{published.share_id}/takedowns", {"format": "json"}
+
+    def send(address: str):
+        client = Client(REMOTE_ADDR=address) if where == "page" else APIClient(REMOTE_ADDR=address)
+        return client.post(url, body, **kind)
+
+    for n in range(TAKEDOWN_MAILS_PER_RECIPIENT_PER_DAY):
+        assert send(f"198.51.100.{n + 1}").status_code in (200, 202)
+    before = int(time.time())
+    refused = send("203.0.113.9")
+    after = int(time.time())
+    assert refused.status_code == 429
+    assert refused["Retry-After"] in seconds_left(24 * 3600, before, after)
+    assert "emails to this address today" in refused.content.decode()
 
 
 def test_confirmation_mails_are_limited_per_recipient_whatever_the_client(published):

@@ -33,7 +33,8 @@ def make_trajectory(
 ):
     """A public, approved trajectory unless `fields` say otherwise; newest last made.
 
-    `events`: texts of events to create (also put in search_text, as ingest does).
+    `events`: texts of events to create (also put in search_text, as the scan builds it for an
+    approved one: services/search.py).
     """
     now = timezone.now()
     defaults = {
@@ -57,7 +58,7 @@ def make_trajectory(
     )
     Trajectory.objects.filter(pk=trajectory.pk).update(created_at=created, updated_at=created)
     if connection.vendor == "postgresql":
-        # What ingest does after storing the events (services.search.update_search_vector).
+        # What the scan's search build does (services/search.py: trajectory_search_refresh).
         from django.contrib.postgres.search import SearchVector
 
         Trajectory.objects.filter(pk=trajectory.pk).update(

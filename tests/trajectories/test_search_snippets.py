@@ -35,7 +35,7 @@ def test_a_highlighted_passage_around_the_words(client):
 
 
 def test_snippets_come_from_redacted_text_only(client):
-    # As ingest and the scan store it: search_text has the placeholder, the events the original.
+    # As the scan stores it: search_text has the placeholder, the events the original.
     make_trajectory(
         title="Deploy",
         events=[f"export OPENAI_API_KEY={SECRET} then deploy the invoices"],

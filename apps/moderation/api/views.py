@@ -7,36 +7,33 @@ Anonymous callers are welcome.
 Only a trajectory in `public()` can be reported or taken down. One the caller cannot see at all
 answers the same 404 as an unknown id (so private ids do not leak); one the caller can see but
 that is not public (their own private one, or a held one a moderator looks at) answers 409.
+
+The services' refusals reach the API's one error handler: a rate limit (core.ratelimit) is a 429
+whose Retry-After is the time its window has left; a ModerationError, registered from
+ModerationConfig.ready(), a 400 that says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.errors import ApiError, ErrorOutputSerializer
 from apps.core.api.views import JsonApiView
 from apps.core.http import client_ip
-from apps.core.ratelimit import RateLimited
 from apps.moderation.api.serializers import (
     ReportInputSerializer,
     ReportOutputSerializer,
     TakedownInputSerializer,
     TakedownOutputSerializer,
 )
-from apps.moderation.errors import ModerationError
 from apps.moderation.services import reports, takedowns
 from apps.trajectories.api.parsers import DepthCheckedJSONParser
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors import trajectory_get_visible
 
-RETRY_AFTER = 3600  # the limit counts the last hour
 ERRORS = {
     400: ErrorOutputSerializer,
     401: ErrorOutputSerializer,
@@ -72,18 +69,6 @@ def _public_trajectory(share_id: str, user) -> Trajectory:
     return trajectory
 
 
-@contextmanager
-def _as_api_errors() -> Iterator[None]:
-    """The services' refusals as the API's answers: the rate limit a 429 with Retry-After,
-    anything else they refuse a 400 that says why."""
-    try:
-        yield
-    except RateLimited as error:
-        raise Throttled(wait=RETRY_AFTER, detail=str(error)) from None
-    except ModerationError as error:
-        raise ApiError(str(error)) from None
-
-
 class TrajectoryReportView(JsonApiView):
     """POST: report a public trajectory (anonymous allowed, rate limited)."""
 
@@ -106,13 +91,9 @@ class TrajectoryReportView(JsonApiView):
         trajectory = _public_trajectory(share_id, user)
         data = ReportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with _as_api_errors():
-            report = reports.report_submit(
-                trajectory=trajectory,
-                user=user,
-                client_ip=client_ip(request),
-                **data.validated_data,
-            )
+        report = reports.report_submit(
+            trajectory=trajectory, user=user, client_ip=client_ip(request), **data.validated_data
+        )
         body = {
             "trajectory": trajectory.share_id,
             "reason": report.reason,
@@ -142,10 +123,9 @@ class TrajectoryTakedownView(JsonApiView):
         trajectory = _public_trajectory(share_id, _user(request))
         data = TakedownInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with _as_api_errors():
-            takedown = takedowns.takedown_request(
-                trajectory=trajectory, client_ip=client_ip(request), **data.validated_data
-            )
+        takedown = takedowns.takedown_request(
+            trajectory=trajectory, client_ip=client_ip(request), **data.validated_data
+        )
         body = {
             "trajectory": trajectory.share_id,
             "state": takedown.state,

@@ -38,6 +38,7 @@ from apps.moderation.services.placeholders import (
 from apps.trajectories.models import ReviewState, Trajectory
 from apps.trajectories.services import (
     announce_public_change,
+    search_built,
     trajectory_redaction_index_refresh,
     trajectory_search_refresh,
 )
@@ -118,11 +119,13 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         fields=["review_state", "redactions", "dropped_images", "unchecked_images", "published_at"]
     )
     if (
-        trajectory.redactions != scanned.previous_redactions
+        not search_built(trajectory)
+        or trajectory.redactions != scanned.previous_redactions
         or trajectory.dropped_images != scanned.previous_dropped
         or trajectory.unchecked_images != scanned.previous_unchecked
     ):
-        # Search must never find a trajectory by what its redactions hide.
+        # The one build of the search text (ingest never writes it), from the redacted view:
+        # search must never find a trajectory by what its redactions hide.
         trajectory_search_refresh(trajectory=trajectory)
     # After the search text: what pages, lists and find read instead of the whole map.
     trajectory_redaction_index_refresh(trajectory_id=pk)

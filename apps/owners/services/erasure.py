@@ -59,16 +59,16 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _limited(kind: str, value: str) -> bool:
-    """Count one request against `value` (a client address or an email); True past the
-    hourly limit."""
+def _refused(kind: str, value: str) -> int:
+    """Count one request against `value` (a client address or an email); past the hourly
+    limit, the seconds until its window is over (0: allowed)."""
     verdict = ratelimit.hit(
         f"accounts.email-deletion.{kind}",
         value.lower(),
         settings.TRAJHUB_EMAIL_DELETION_PER_HOUR,
         3600,
     )
-    return not verdict.allowed
+    return 0 if verdict.allowed else verdict.retry_after
 
 
 def email_deletion_request(*, email: str, client: str) -> None:
@@ -79,9 +79,10 @@ def email_deletion_request(*, email: str, client: str) -> None:
     RateLimited past TRAJHUB_EMAIL_DELETION_PER_HOUR per client address or per email.
     """
     email = normalize_email(email)
-    if _limited("client", client or "unknown") or (email and _limited("email", email)):
+    wait = _refused("client", client or "unknown") or (_refused("email", email) if email else 0)
+    if wait:
         raise RateLimited(
-            "too many deletion links asked for; try again in an hour", retry_after=3600
+            "too many deletion links asked for; try again in an hour", retry_after=wait
         )
     if not email:
         return

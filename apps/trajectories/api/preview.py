@@ -15,7 +15,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.parsers import BaseParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from apps.core.api.errors import ApiError, PayloadTooLarge
 from apps.core.api.negotiation import AlwaysJson
+from apps.core.api.parsers import RawBodyParser
 from apps.core.http import (
     BodyError,
     check_declared_length,
@@ -49,18 +50,9 @@ class PreviewThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
-class _RawBody(BaseParser):
-    """Any other body is read by the view itself (read_request_body), within the limits."""
-
-    media_type = "*/*"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        # Reads nothing: the session CSRF check asks for request.POST before the view runs.
-        return {}
-
-
 class TrajectoryPreviewView(APIView):
-    parser_classes = [MultiPartParser, _RawBody]
+    # Any other body is read by the view itself (read_request_body), within the limits.
+    parser_classes = [MultiPartParser, RawBodyParser]
     throttle_classes = [PreviewThrottle]
     # JSON whatever is asked, as the rest of the API: `?format=` names an importer here, which
     # DRF's default negotiation would take for a renderer (and answer 404).

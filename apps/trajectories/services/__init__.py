@@ -44,7 +44,11 @@ from apps.trajectories.services.redaction_index import (
     redaction_index_sweep,
     trajectory_redaction_index_refresh,
 )
-from apps.trajectories.services.search import SEARCH_TEXT_CHARS, trajectory_search_refresh
+from apps.trajectories.services.search import (
+    SEARCH_TEXT_CHARS,
+    search_built,
+    trajectory_search_refresh,
+)
 from apps.trajectories.services.storage import (
     OrphanSweepResult,
     image_read,
@@ -82,5 +86,6 @@ __all__ = [
     "redaction_index_sweep",
     "trajectory_redaction_index_refresh",
     "trajectory_search_refresh",
+    "search_built",
     "trajectory_update",
 ]

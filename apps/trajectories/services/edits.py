@@ -25,7 +25,6 @@ from apps.trajectories.services.notify import (
     announce_stored,
 )
 from apps.trajectories.services.review import needs_rescan, note_published
-from apps.trajectories.services.search import trajectory_search_refresh
 from apps.trajectories.services.storage import delete_on_commit, delete_orphans
 
 UPDATABLE = ("visibility", "title", "polarity", "feedback_text", "license_agreed", "license")
@@ -78,6 +77,11 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
         if rescan:
             trajectory.review_state = ReviewState.PENDING
             changed.append("review_state")
+        if "title" in changed:
+            # The new title is unscanned: its search text is built by the scan that follows,
+            # from the redacted view (services/search.py); until then no search finds it.
+            trajectory.search_text, trajectory.search_vector = "", None
+            changed += ["search_text", "search_vector"]
         if "title" in changed or "feedback_text" in changed:
             # The index's own entries were gathered from the old text: not read until rebuilt
             # (pages read the full map meanwhile), and found by the sweep should the task be lost.
@@ -85,12 +89,12 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
             changed.append("indexed_at")
         trajectory.save(update_fields=[*changed, "updated_at"])
         note_published(trajectory)
-        if "title" in changed:
-            trajectory_search_refresh(trajectory=trajectory)
         if "indexed_at" in changed:
             # By a task: with very many redactions the rebuild takes seconds.
             announce_redaction_index_stale(trajectory.pk)
-        if rescan:
+        if rescan or "title" in changed:
+            # A rejected or hidden one is scanned too (its state stays): the scan builds the
+            # search text.
             announce_stored(trajectory.pk, created=False)
         if "visibility" in changed or "review_state" in changed:
             announce_public_change([trajectory.pk])

@@ -37,7 +37,6 @@ from apps.trajectories.services.limits import (
 from apps.trajectories.services.notify import announce_public_change, announce_stored
 from apps.trajectories.services.passwords import hash_deletion_password, new_deletion_password
 from apps.trajectories.services.review import needs_rescan, note_published
-from apps.trajectories.services.search import build_search_text, update_search_vector
 from apps.trajectories.services.storage import RawCopy, WrittenFiles
 
 if TYPE_CHECKING:
@@ -265,7 +264,6 @@ def _store_in_transaction(
     storage.link_images(trajectory, prepared.images)
     # After the new links: an image the new events use too is no orphan.
     storage.delete_orphans(old_images)
-    update_search_vector(trajectory)
     created = share.match.existing is None
     announce_stored(trajectory.pk, created=created)
     if not created:
@@ -352,7 +350,6 @@ def _store_new(share: _Share, title: str, email: str) -> Trajectory:
     if share.match.chain_of is not None:
         trajectory.chain_key = _join_chain(share.match.chain_of)
     _add_password(trajectory, share.password)
-    trajectory.search_text = build_search_text(title, (e.text for e in share.prepared.events), None)
     trajectory.raw_path = storage.write_raw(share.raw, trajectory.share_id, share.written)
     trajectory.save()
     return trajectory
@@ -376,9 +373,9 @@ def _store_over(share: _Share, title: str) -> tuple[Trajectory, int, list[int]]:
         # New content has not been scanned: it waits for the scan like a new share.
         trajectory.review_state = ReviewState.PENDING
     _add_password(trajectory, share.password)
-    trajectory.search_text = build_search_text(
-        trajectory.title, (e.text for e in share.prepared.events), trajectory.redactions
-    )
+    # The old content's search text goes: the scan that follows builds the new one from the
+    # redacted view (services/search.py); until then no search finds it.
+    trajectory.search_text, trajectory.search_vector = "", None
     trajectory.raw_path = storage.write_raw(share.raw, trajectory.share_id, share.written)
     # New events and title: the redaction index waits for the scan that follows (or the
     # sweep); until then every surface reads the full map.

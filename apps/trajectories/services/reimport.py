@@ -28,7 +28,6 @@ from apps.trajectories.models import Event, Image, ReviewState, Trajectory, Traj
 from apps.trajectories.services import events, storage
 from apps.trajectories.services.events import PreparedEvents
 from apps.trajectories.services.notify import announce_public_change, announce_stored
-from apps.trajectories.services.search import trajectory_search_refresh
 from apps.trajectories.services.storage import WrittenFiles, raw_read
 
 
@@ -134,6 +133,10 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: PreparedEvents) ->
             head_fingerprint=prepared.head,
             chain_fingerprint=prepared.chain[-1] if prepared.chain else "",
             **events.totals(canonical, prepared),
+            # Unscanned events: the scan that follows builds their search text from the
+            # redacted view (services/search.py); until then no search finds them.
+            search_text="",
+            search_vector=None,
         )
     Trajectory.objects.filter(pk=pk).update(**fields)
     if events_changed:
@@ -145,8 +148,6 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: PreparedEvents) ->
         events.insert(row, prepared.events)
         storage.link_images(row, prepared.images)
         storage.delete_orphans(old_images)
-        # From the new events, with the redactions and dropped images applied.
-        trajectory_search_refresh(trajectory=row)
     announce_stored(pk, created=False)
     announce_public_change([pk])
     return "updated events" if events_changed else "updated"

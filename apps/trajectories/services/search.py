@@ -1,8 +1,16 @@
 """What search finds a trajectory by: its search text and (PostgreSQL) search vector, always
-with the trajectory's redactions applied."""
+with the trajectory's redactions applied.
+
+Built in one place only, `trajectory_search_refresh`, from the redacted view: by the scan (the
+first time, and whenever it changes the map), and after every later redaction, image drop or
+edit. Ingest never writes either column (a re-share empties them), so raw text never enters
+the search index, not even between a share and its scan: a trajectory whose search text is not
+built yet is found by no search.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from django.db import connection, transaction
@@ -15,7 +23,7 @@ from apps.trajectories.redaction import redactor
 SEARCH_TEXT_CHARS = 100_000
 
 
-def build_search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | None) -> str:
+def _build_search_text(title: str, texts: Iterable[str], redactions: dict[str, str] | None) -> str:
     """Title and event texts, capped, with the trajectory's redactions applied: search must not
     find a trajectory by what its public pages hide (searching an email address would confirm
     that a trajectory contains it). Each text is redacted whole and only then cut: a secret
@@ -32,25 +40,40 @@ def build_search_text(title: str, texts: Iterable[str], redactions: dict[str, st
     return "\n".join(parts)[:SEARCH_TEXT_CHARS]
 
 
-def update_search_vector(trajectory: Trajectory) -> None:
-    """The PostgreSQL search vector: the (redacted) title weighted above the event text."""
+# A placeholder (<EMAIL_1>, <GITHUB_PAT_2>): PostgreSQL's parser takes it for an HTML tag and
+# drops it, so the vector sees it as plain words (SQLite's icontains finds it as it stands).
+PLACEHOLDER_PATTERN = r"<([A-Z][A-Z0-9_-]*_[0-9]+)>"
+
+
+def _update_search_vector(trajectory: Trajectory) -> None:
+    """The PostgreSQL search vector: the (redacted) title weighted above the event text, each
+    placeholder a phrase that websearch finds by the placeholder itself."""
     if connection.vendor != "postgresql":
         return
     from django.contrib.postgres.search import SearchVector
-    from django.db.models import Value
+    from django.db.models import F, Func, TextField, Value
 
-    title = redactor(trajectory.redactions)(trajectory.title)
+    title = re.sub(PLACEHOLDER_PATTERN, r" \1 ", redactor(trajectory.redactions)(trajectory.title))
+    text = Func(
+        F("search_text"),
+        Value(PLACEHOLDER_PATTERN),
+        Value(r" \1 "),
+        Value("g"),
+        function="regexp_replace",
+        output_field=TextField(),
+    )
     Trajectory.objects.filter(pk=trajectory.pk).update(
         search_vector=SearchVector(Value(title), weight="A", config="english")
-        + SearchVector("search_text", weight="B", config="english")
+        + SearchVector(text, weight="B", config="english")
     )
 
 
 @transaction.atomic
 def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
-    """Rebuild search_text (and the PostgreSQL search vector) from the title and event texts
-    with the trajectory's current redactions applied. Call it after changing `redactions` or
-    `dropped_images`."""
+    """Build search_text (and the PostgreSQL search vector) from the title and event texts with
+    the trajectory's current redactions and dropped images applied: the one place that writes
+    them. The scan calls it (the first time, and when it changed the map); so does whatever
+    later changes `redactions` or `dropped_images`."""
     texts = (
         Event.objects.filter(trajectory=trajectory)
         .order_by("position")
@@ -60,9 +83,16 @@ def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
     # Snippets of search results show this text: references to dropped and withheld images go
     # too (withheld whatever the setting: the search text outlives a change of it).
     drop = image_dropper(trajectory.dropped_images, trajectory.unchecked_images)
-    trajectory.search_text = build_search_text(
+    trajectory.search_text = _build_search_text(
         trajectory.title, (drop(text) for text in texts), trajectory.redactions
     )
     Trajectory.objects.filter(pk=trajectory.pk).update(search_text=trajectory.search_text)
-    update_search_vector(trajectory)
+    _update_search_vector(trajectory)
     return trajectory
+
+
+def search_built(trajectory: Trajectory) -> bool:
+    """Whether the trajectory's search text was built since its content last changed. Ingest
+    leaves it empty; once built it holds at least the title (a trajectory with no title and no
+    text has nothing to find, so building it again costs nothing)."""
+    return bool(trajectory.search_text)

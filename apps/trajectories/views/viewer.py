@@ -179,7 +179,7 @@ def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> d
         "visibility": trajectory.get_visibility_display(),
         "is_public": trajectory.is_public,
         "review_state": trajectory.review_state,
-        "review_state_label": trajectory.get_review_state_display(),
+        "review_state_label": trajectory.review_label,
         "license": trajectory.license if trajectory.visibility == "public" else "",
         "owner": trajectory.owner.get_username() if trajectory.owner_id else "",
         "created_at": trajectory.created_at,

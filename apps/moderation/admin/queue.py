@@ -114,9 +114,15 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
 
     @admin.display(description="findings")
     def findings(self, obj) -> str:
+        # Values, not occurrences: one key pasted nine times is one finding, found 9 times.
         if not obj.num_findings:
             return "none"
-        return f"{obj.num_findings} ({obj.num_secrets} secret{'s' if obj.num_secrets != 1 else ''})"
+        shown = (
+            f"{obj.num_findings} ({obj.num_secrets} secret{'s' if obj.num_secrets != 1 else ''})"
+        )
+        if obj.num_found > obj.num_findings:
+            shown += f", found {obj.num_found} times"
+        return shown
 
     @admin.display(description="claimed by")
     def claim_shown(self, obj) -> str:

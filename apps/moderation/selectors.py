@@ -128,10 +128,10 @@ def findings_in_context(trajectory: Trajectory, limit: int = FINDINGS_SHOWN) -> 
     findings = list(Finding.objects.filter(pk__in=counts).order_by("pk"))
     positions = {f.position for f in findings if f.position is not None}
     events = {
-        position: {"text": text, "data": data}
-        for position, text, data in Event.objects.filter(
+        position: {"text": text, "original_id": original_id, "cause": cause, "data": data}
+        for position, text, original_id, cause, data in Event.objects.filter(
             trajectory=trajectory, position__in=positions
-        ).values_list("position", "text", "data")
+        ).values_list("position", "text", "original_id", "cause", "data")
     }
     own = {
         "title": trajectory.title,

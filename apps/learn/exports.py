@@ -36,7 +36,7 @@ from apps.trajectories import selectors as trajectory_selectors
 from apps.trajectories.exporters import to_openai, to_sharegpt
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import Trajectory
-from apps.trajectories.redaction import Redact, identity
+from apps.trajectories.redaction import Redact, identity, redact_data
 from apps.trajectories.selectors.redactions import map_digest
 
 if TYPE_CHECKING:
@@ -200,9 +200,9 @@ def rows() -> Iterator[Row]:
             trajectory = example.trajectory
             if window.redactions_hash != map_digest(trajectory.redactions):
                 continue  # redacted again since the window was cut (the receiver drops it)
-            meta = {"metadata": trajectory.metadata, "source_format": trajectory.source_format}
-            events = window_events(trajectory, window.start_position, window.end_position)
-            yield Row(example, events, meta)
+            redact = trajectory_selectors.redactor_for(trajectory, None)
+            events = window_events(trajectory, window.start_position, window.end_position, redact)
+            yield Row(example, events, _meta(trajectory, redact))
 
 
 def release_example_rows(
@@ -241,9 +241,8 @@ def release_example_rows(
         window = example.window
         if window.redactions_hash != digest:
             continue  # redacted again since the window was cut: the receiver drops it soon
-        meta = {"metadata": trajectory.metadata, "source_format": trajectory.source_format}
         events = window_events(trajectory, window.start_position, window.end_position, redact)
-        row = Row(example, events, meta, redact)
+        row = Row(example, events, _meta(trajectory, redact), redact)
         trl, sharegpt = trl_row(row), sharegpt_row(row)
         common = {
             "id": example.pk,
@@ -267,6 +266,15 @@ def release_example_rows(
                 "license": trajectory.license,
             },
         }
+
+
+def _meta(trajectory: Trajectory, redact: Redact) -> dict[str, Any]:
+    """What the exporters read besides the events, redacted like them: the metadata holds the
+    tool definitions (OpenAI and ShareGPT files carry their schemas), which the rows repeat."""
+    return {
+        "metadata": redact_data(trajectory.metadata, redact),
+        "source_format": trajectory.source_format,
+    }
 
 
 def _text(value: Any) -> str | None:

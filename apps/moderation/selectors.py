@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -61,9 +61,13 @@ def review_queue() -> QuerySet[Trajectory]:
         TakedownState,
     )
 
-    def count(queryset: QuerySet[Any]) -> Coalesce:
-        counted = queryset.values("trajectory").annotate(n=Count("pk")).values("n")
+    def count(queryset: QuerySet[Any], what: Count | None = None) -> Coalesce:
+        counted = queryset.values("trajectory").annotate(n=what or Count("pk")).values("n")
         return Coalesce(Subquery(counted[:1]), 0)
+
+    # A finding is one value, however often it occurs (each occurrence is a Finding row, with
+    # the value's one placeholder): nine of one key are one finding found nine times.
+    values = Count("placeholder", distinct=True)
 
     here = OuterRef("pk")
     claim = Claim.objects.filter(trajectory=here, expires_at__gt=timezone.now())
@@ -86,10 +90,11 @@ def review_queue() -> QuerySet[Trajectory]:
                 TakedownRequest.objects.filter(trajectory=here, state=TakedownState.OPEN)
             ),
             open_appeals=count(Appeal.objects.filter(trajectory=here, resolved_at__isnull=True)),
-            num_findings=count(Finding.objects.filter(trajectory=here)),
+            num_findings=count(Finding.objects.filter(trajectory=here), values),
             num_secrets=count(
-                Finding.objects.filter(trajectory=here, category=FindingCategory.SECRET)
+                Finding.objects.filter(trajectory=here, category=FindingCategory.SECRET), values
             ),
+            num_found=count(Finding.objects.filter(trajectory=here)),
             claimed_by=Subquery(claim.values("moderator__username")[:1]),
             claimed_until=Subquery(claim.values("expires_at")[:1]),
         )
@@ -101,13 +106,15 @@ def review_queue() -> QuerySet[Trajectory]:
 
 @dataclass(frozen=True)
 class FindingInContext:
-    """One finding with the text around it, for the moderator's page (escaped when rendered)."""
+    """One finding (a value) with the text around its first occurrence, for the moderator's
+    page (escaped when rendered), and how many times the scan found it."""
 
     finding: Any
     where: str
     before: str
     value: str
     after: str
+    count: int = 1
 
 
 CONTEXT_CHARS = 80
@@ -115,17 +122,25 @@ FINDINGS_SHOWN = 200
 
 
 def findings_in_context(trajectory: Trajectory, limit: int = FINDINGS_SHOWN) -> list:
-    """The first `limit` findings with up to CONTEXT_CHARS characters either side, read from the
-    stored strings they point at (two queries)."""
+    """The first `limit` values found, each at its first occurrence with up to CONTEXT_CHARS
+    characters either side, read from the stored strings it points at, and its number of
+    occurrences (three queries)."""
     from apps.moderation.models import Finding
 
-    findings = list(Finding.objects.filter(trajectory=trajectory)[:limit])
+    values = (
+        Finding.objects.filter(trajectory=trajectory)
+        .values("placeholder")
+        .annotate(first=Min("pk"), n=Count("pk"))
+        .order_by("first")[:limit]
+    )
+    counts = {row["first"]: row["n"] for row in values}
+    findings = list(Finding.objects.filter(pk__in=counts).order_by("pk"))
     positions = {f.position for f in findings if f.position is not None}
     events = {
-        position: {"text": text, "data": data}
-        for position, text, data in Event.objects.filter(
+        position: {"text": text, "original_id": original_id, "cause": cause, "data": data}
+        for position, text, original_id, cause, data in Event.objects.filter(
             trajectory=trajectory, position__in=positions
-        ).values_list("position", "text", "data")
+        ).values_list("position", "text", "original_id", "cause", "data")
     }
     own = {
         "title": trajectory.title,
@@ -143,8 +158,9 @@ def findings_in_context(trajectory: Trajectory, limit: int = FINDINGS_SHOWN) -> 
         where = f"{where}, {finding.path}"
         if finding.path.startswith("image:"):
             where = f"text read (OCR) in image {finding.path[6:18]}… (see Images)"
+        count = counts.get(finding.pk, 1)
         if text is None or finding.end > len(text):
-            shown.append(FindingInContext(finding, where, "", finding.preview, ""))
+            shown.append(FindingInContext(finding, where, "", finding.preview, "", count))
             continue
         start, end = finding.start, finding.end
         shown.append(
@@ -155,6 +171,7 @@ def findings_in_context(trajectory: Trajectory, limit: int = FINDINGS_SHOWN) -> 
                 + text[max(0, start - CONTEXT_CHARS) : start],
                 text[start:end],
                 text[end : end + CONTEXT_CHARS] + ("…" if len(text) > end + CONTEXT_CHARS else ""),
+                count,
             )
         )
     return shown
@@ -280,7 +297,11 @@ def review_details(trajectory: Trajectory) -> dict[str, Any]:
     return {
         "findings": findings_in_context(trajectory),
         "images": images_for_review(trajectory),
-        "finding_count": Finding.objects.filter(trajectory=trajectory).count(),
+        "finding_count": Finding.objects.filter(trajectory=trajectory)
+        .values("placeholder")
+        .distinct()
+        .count(),
+        "found_count": Finding.objects.filter(trajectory=trajectory).count(),
         "reports": Report.objects.filter(trajectory=trajectory, resolved_at__isnull=True),
         "takedowns": TakedownRequest.objects.filter(
             trajectory=trajectory, state=TakedownState.OPEN

@@ -225,6 +225,16 @@ class Trajectory(models.Model):
     def is_public(self) -> bool:
         return self.visibility == Visibility.PUBLIC and self.review_state == ReviewState.APPROVED
 
+    @property
+    def review_label(self) -> str:
+        """The review state as its owner reads it. The scan holds a private trajectory with
+        findings as it would a public one (so that making it public waits for a moderator),
+        but nothing of it waits for anyone while it stays private: it reads "Private", not
+        "Held for review". Moderators' pages show the state itself."""
+        if self.visibility != Visibility.PUBLIC and self.review_state == ReviewState.HELD:
+            return str(Visibility.PRIVATE.label)
+        return str(self.get_review_state_display())
+
 
 class EventSource(models.TextChoices):
     USER = "user", "User"

@@ -38,7 +38,43 @@ class RunOutcome:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value not in ("", None, {})}
+        # A cost or token count recorded as 0 is unknown (known_amount): left out, like any
+        # unknown field, rather than sent as 0.
+        return {
+            key: value
+            for key, value in asdict(self).items()
+            if value not in ("", None, {}) and not (key in AMOUNTS and not known_amount(value))
+        }
+
+
+AMOUNTS = ("cost", "tokens")
+UNKNOWN = "unknown"
+
+
+def known_amount(value: Any) -> bool:
+    """Whether a recorded cost or token count says something. The formats write 0 where they
+    do not know: SWE-agent's model_stats without a price list or token counts (0 tokens over 11
+    API calls), OpenHands' accumulated_cost for a model it has no price for (0.0 next to 567,000
+    tokens). No run that called a model used 0 tokens, and one whose model was free shows no
+    cost either way, so 0 (or less) reads as unknown."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def cost_label(cost: Any) -> str:
+    """A recorded cost as a page shows it: "" when none is recorded, "unknown" for 0, else
+    dollars (never "$0.0000": a cost too small for four decimals says so)."""
+    if cost is None:
+        return ""
+    if not known_amount(cost):
+        return UNKNOWN
+    return f"${cost:.4f}" if cost >= 0.0001 else "< $0.0001"
+
+
+def count_label(count: Any) -> str:
+    """A recorded token count as a page shows it: "", "unknown" for 0, else the number."""
+    if count is None:
+        return ""
+    return f"{count:,}" if known_amount(count) else UNKNOWN
 
 
 def _number(value: Any) -> float | None:

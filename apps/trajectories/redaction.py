@@ -80,14 +80,24 @@ class Matcher:
         alphabet = "".join(sorted(set("".join(keys))))
         self._runs = re.compile(f"[{_class_escape(alphabet)}]{{{prefix},}}")
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """(start, end) of each match, left to right, not overlapping."""
+    def spans(self, text: str, before: int | None = None) -> list[tuple[int, int]]:
+        """(start, end) of each match, left to right, not overlapping; with `before`, only the
+        matches that start before that position (the search stops there: compare reads a few
+        hundred characters' worth of long texts)."""
         if not self._lengths or not text:
             return []
+        stop = len(text) if before is None else min(before, len(text))
         if self._pattern is not None:
-            return [match.span() for match in self._pattern.finditer(text)]
-        if self._prefixes is None and len(text) * len(self._lengths) <= SHORT_TEXT_LOOKUPS:
-            return self._direct(text, 0, len(text))
+            if before is None:
+                return [match.span() for match in self._pattern.finditer(text)]
+            found = []
+            for match in self._pattern.finditer(text):
+                if match.start() >= stop:
+                    break
+                found.append(match.span())
+            return found
+        if self._prefixes is None and stop * len(self._lengths) <= SHORT_TEXT_LOOKUPS:
+            return self._direct(text, 0, len(text), stop)
         if self._prefixes is None:
             self._build_index()
         assert self._runs is not None and self._prefixes is not None
@@ -95,7 +105,9 @@ class Matcher:
         prefixes, keys, prefix, lengths = self._prefixes, self._keys, self._prefix, self._lengths
         for run in self._runs.finditer(text):
             position, end = run.span()
-            last = end - prefix
+            if position >= stop:
+                break
+            last = min(end - prefix, stop - 1)
             while position <= last:
                 if text[position : position + prefix] in prefixes:
                     for length in lengths:
@@ -109,11 +121,15 @@ class Matcher:
                     position += 1
         return out
 
-    def _direct(self, text: str, position: int, end: int) -> list[tuple[int, int]]:
-        """A look-up per position and length: no index (a title, a label)."""
+    def _direct(
+        self, text: str, position: int, end: int, stop: int | None = None
+    ) -> list[tuple[int, int]]:
+        """A look-up per position and length: no index (a title, a label). Matches start
+        before `stop` (default: `end`)."""
         out: list[tuple[int, int]] = []
         keys, lengths = self._keys, self._lengths
-        while position < end:
+        stop = end if stop is None else stop
+        while position < stop:
             for length in lengths:
                 if position + length <= end and text[position : position + length] in keys:
                     out.append((position, position + length))

@@ -177,3 +177,47 @@ def test_a_moderator_drops_an_image_on_the_items_page(browser_page, browser_logi
     assert trajectory.review_state == "approved" and trajectory.dropped_images == [dirty.sha256]
     assert Image.objects.get(pk=clean.pk).dropped_at is None
     assert_quiet(browser_page)
+
+
+def test_the_queue_list_shows_every_column_on_a_laptop(
+    browser_page, browser_login, django_user_model
+):
+    # At 1366 x 768 the queue's last columns (state, claim, date) were cut off past the window's
+    # right edge. A long title, a held one with reports and a claim: the widest rows it shows.
+    from apps.moderation.claims import claim_take
+
+    moderator = django_user_model.objects.create_user("mod-laptop", is_staff=True)
+    moderator.groups.add(Group.objects.get_or_create(name="moderators")[0])
+    owner = django_user_model.objects.create_user("a-contributor-with-a-long-name")
+    for n in range(3):
+        trajectory = make_trajectory(
+            events=[f"export OPENAI_API_KEY={s.openai_key()} && deploy --region eu-west-{n}"],
+            title="Fix the flaky pagination test in the billing service's invoice export "
+            f"pipeline, then deploy it to staging and production, run {n}",
+            owner=owner,
+        )
+        trajectory_scan(trajectory=trajectory)
+        Report.objects.create(trajectory=trajectory, reason="secret", reporter_key=f"addr:{n}")
+        claim_take(trajectory=trajectory, moderator=moderator)
+    browser_login(browser_page.context, moderator)
+    page = browser_page.page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    browser_page.goto("/admin/moderation/queueitem/")
+    path = browser_page.screenshot("moderation-queue-1366")
+    assert path.exists()
+    # The list scrolls inside its own box (Django admin's .results): cut is past that box's edge.
+    results = page.locator("#changelist .results")
+    edge = results.bounding_box()
+    right = edge["x"] + edge["width"]
+    headers = page.locator("#result_list thead th")
+    assert headers.count() >= 7
+    for index in range(headers.count()):
+        box = headers.nth(index).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= right + 1, (
+            headers.nth(index).inner_text(),
+            box,
+            right,
+        )
+    assert results.evaluate("box => box.scrollWidth <= box.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+    assert_quiet(browser_page)

@@ -115,3 +115,36 @@ def test_an_example_cut_before_a_new_redaction_is_not_exported(exported, tmp_pat
     out = tmp_path / "again"
     call_command("export_examples", str(out), stdout=io.StringIO(), stderr=io.StringIO())
     assert lines(out / "examples.jsonl") == []
+
+
+def test_tool_definitions_are_redacted_like_the_window(fake_llm, tmp_path):
+    # The rows repeat the trajectory's tool definitions (its metadata), which went out as
+    # stored: a key in a tool's description reached trl.jsonl, sharegpt.jsonl and a release's
+    # examples configs (issue 20's canary crawl).
+    from apps.trajectories.models import Trajectory
+
+    key = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa12"
+    public = make_session(
+        "Fix the login bug",
+        [("git status", "clean"), ("pytest", "4 passed")],
+        redactions={key: "<GITHUB_TOKEN_1>"},
+    )
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "deploy",
+                "description": f"Deploy with the token {key}",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    Trajectory.objects.filter(pk=public.pk).update(metadata={**public.metadata, "tools": tools})
+    synthesize()
+    assert Example.objects.filter(state=ExampleState.KEPT).exists()
+    out = tmp_path / "export"
+    call_command("export_examples", str(out), stdout=io.StringIO(), stderr=io.StringIO())
+    for name in ("trl.jsonl", "sharegpt.jsonl"):
+        text = (out / name).read_text()
+        assert key[4:20] not in text, name
+        assert "<GITHUB_TOKEN_1>" in text and "deploy" in text, name

@@ -387,3 +387,25 @@ def test_redact_and_approve_never_approves_without_the_redaction(admin_moderator
             trajectory=trajectory, moderator=admin_moderator, values=["hunter2-corp-password"]
         )
     assert Trajectory.objects.get(pk=trajectory.pk).review_state == "held"
+
+
+def test_one_value_found_nine_times_is_one_finding_with_its_count(admin_moderator):
+    # The queue said "9 (9 secrets)" and the item's page listed nine findings for one key
+    # pasted into nine commands.
+    import re
+
+    key = s.openai_key()
+    trajectory = make_trajectory(
+        events=[f"export OPENAI_API_KEY={key} && step {n}" for n in range(9)]
+        + [f"mail {s.openai_key()}"]
+    )
+    trajectory_scan(trajectory=trajectory)
+    assert trajectory.findings.count() == 10  # each occurrence is still recorded
+    client = logged_in(admin_moderator)
+    page = listed(client)
+    assert "2 (2 secrets), found 10 times" in page
+    item = client.get(item_url(trajectory)).content.decode()
+    assert "Findings (2, found 10 times)" in item
+    rows = re.findall(r"<tr><td>(step \d+, [^<]+)</td><td>(\d+) times?</td>", item)
+    assert rows == [("step 1, text", "9"), ("step 10, text", "1")]
+    assert item.count(f"<mark>{key}</mark>") == 1

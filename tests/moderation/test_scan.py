@@ -120,6 +120,25 @@ def test_secrets_in_title_and_metadata_are_scanned():
     assert set(Finding.objects.values_list("path", flat=True)) == {"title", "metadata.llm.api_key"}
 
 
+def test_secrets_in_an_events_own_id_and_cause_are_scanned(client):
+    # Issue 20's canary crawl: a Claude Code record's uuid (kept as the event's id) carrying a
+    # token was shown whole by the events API, since the scan read only text and data.
+    in_id, in_cause = s.github_token(), s.github_token()
+    trajectory = make_trajectory(events=["ls", "total 0"])
+    Event.objects.filter(trajectory=trajectory, position=0).update(original_id=f"u1 {in_id}")
+    Event.objects.filter(trajectory=trajectory, position=1).update(cause=f"call {in_cause}")
+    result = trajectory_scan(trajectory=trajectory)
+    assert result.counts == {"github_token": 2}
+    assert set(Finding.objects.values_list("position", "path")) == {
+        (0, "original_id"),
+        (1, "cause"),
+    }
+    Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")
+    body = client.get(f"/api/v1/trajectories/{trajectory.share_id}/events").content.decode()
+    assert in_id[4:20] not in body and in_cause[4:20] not in body
+    assert "u1 <GITHUB_TOKEN_1>" in body and "call <GITHUB_TOKEN_2>" in body
+
+
 @pytest.mark.parametrize("visibility", ["public", "private"])
 def test_premoderation_holds_everything(settings, visibility):
     settings.TRAJHUB_PREMODERATION = True

@@ -307,3 +307,31 @@ def test_download_link_gives_the_owner_the_original(signed_in, owner, private_st
     assert f'href="{link}"' in html
     response = signed_in.get(link)
     assert response.status_code == 200 and response.content.startswith((b"[", b"{"))
+
+
+def test_a_private_trajectory_the_scan_held_reads_private_not_held_for_review(signed_in, owner):
+    # The scan holds a private trajectory with findings as it would a public one; nothing of it
+    # waits for a moderator while it stays private, yet the dashboard, its page and its edit and
+    # delete pages said "Held for review".
+    private_held = make_trajectory(
+        title="My private one", owner=owner, visibility="private", review_state="held"
+    )
+    _finding(private_held, 2)
+    public_held = make_trajectory(title="My public one", owner=owner, review_state="held")
+    html = signed_in.get("/me/").content.decode()
+    row = html[html.index(private_held.share_id) :]
+    row = row[: row.index("</tr>")]
+    assert "Held for review" not in row
+    assert re.findall(r'<span class="badge state-\w+">([^<]+)</span>', row) == ["Private"] * 2
+    row = html[html.index(public_held.share_id) :]
+    assert "Held for review" in row[: row.index("</tr>")]  # a public one does wait
+    base = private_held.get_absolute_url()
+    for page in (
+        base,
+        f"/me/t/{private_held.share_id}/edit",
+        f"/me/t/{private_held.share_id}/delete",
+    ):
+        response = signed_in.get(page)
+        assert response.status_code == 200, page
+        assert "Held for review" not in response.content.decode(), page
+    assert "Held for review" in signed_in.get(public_held.get_absolute_url()).content.decode()

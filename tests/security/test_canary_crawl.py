@@ -1,10 +1,14 @@
 """The canary crawl (issue 20): every public byte comes from the redacted view.
 
 One trajectory per import format (the suite's samples) carries a unique, correctly formed secret
-in each of its own string fields (title, agent, model, version, feedback) and in an event's text
-in each form a renderer decodes (plain, ANSI colour codes, Base64 of an assignment, an HTML entity,
-Markdown backslash escapes, wrapped at 40 columns); the real
-scan runs and a careless moderator approves whatever it held. Then, as anonymous and as another
+in every string field its file holds (canary_plant.py: tool inputs and results, metadata, each
+format's own fields, whatever a format adds later), in each of its own string fields (title,
+agent, model, version, feedback), and in an event's text in each form a renderer decodes or a
+reader can (plain, ANSI colour codes, Base64 of an assignment, URL-encoded, an HTML entity,
+Markdown backslash escapes, wrapped at 40 and at 76 columns); the real scan runs and a careless
+moderator approves whatever it held; synthesis runs against the suite's stand-in LLM
+(tests/learn/llm_server.py), so that retrieval and the release's examples configs are made of
+them too. Then, as anonymous and as another
 signed-in user, the crawl visits every URL pattern of the URLconf with the canary trajectories'
 ids filled in (a pattern it cannot fill fails the test until a filler or a reason is added
 below), follows every same-site link of what it read, reads the sitemaps and the feed, every
@@ -18,6 +22,7 @@ here, a new sample format is shared here on its own.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import random
 import re
@@ -31,6 +36,7 @@ from urllib.parse import urljoin, urlsplit
 import pyarrow.parquet as pq
 import pytest
 from django.core import mail
+from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -41,7 +47,9 @@ from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.ingest import ShareOptions, trajectory_ingest
 from tests.conftest import SAMPLE_FILES, SAMPLES_DIR
 from tests.datasets.conftest import release_storage  # noqa: F401 (the release storage fixture)
+from tests.learn.conftest import fake_llm  # noqa: F401 (the stand-in LLM endpoint)
 from tests.moderation.samples import github_token
+from tests.security.canary_plant import plant
 
 pytestmark = pytest.mark.django_db
 
@@ -90,37 +98,59 @@ def fragments(secret: str) -> set[str]:
 
 
 class Canaries:
+    """The secrets planted, and each 12-character fragment of them and of the encoded forms
+    planted (a page that showed `%67%68%70...` or the Base64 blob unredacted shows the secret
+    to anyone who decodes it)."""
+
     def __init__(self):
         self.secrets: list[str] = []
         self._pieces: dict[str, str] = {}
 
+    def _add(self, secret: str, shown_as: str = "") -> None:
+        for piece in fragments(shown_as or secret):
+            self._pieces[piece] = secret
+
     def new(self) -> str:
         secret = github_token()
         self.secrets.append(secret)
-        for piece in fragments(secret):
-            self._pieces[piece] = secret
+        self._add(secret)
         return secret
+
+    def also_as(self, secret: str, form: str) -> None:
+        """`form` is how `secret` was planted (encoded): none of it may show either."""
+        self._add(secret, form)
 
     def new_user_name(self) -> str:
         """A home folder's user name (issue 22: local sessions are full of them)."""
         name = "".join(random.choices(string.ascii_lowercase, k=max(FRAGMENT, 16)))
         self.secrets.append(name)
-        for piece in fragments(name):
-            self._pieces[piece] = name
+        self._add(name)
         return name
 
     def found(self, text: str) -> list[str]:
-        hits = []
-        for secret in self.secrets:
-            if any(piece in text for piece in fragments(secret)):
-                hits.append(secret)
-        return hits
+        """The secrets any window of `text` shows a fragment of: one look-up per position,
+        whatever the number of canaries (thousands: one per string field)."""
+        pieces = self._pieces
+        hits = set()
+        for start in range(len(text) - FRAGMENT + 1):
+            secret = pieces.get(text[start : start + FRAGMENT])
+            if secret is not None:
+                hits.add(secret)
+        return sorted(hits)
 
 
 def _event_text(canaries: Canaries) -> str:
     plain, ansi, encoded = canaries.new(), canaries.new(), canaries.new()
     entity, escaped, wrapped = canaries.new(), canaries.new(), canaries.new()
+    percent, wide = canaries.new(), canaries.new()
     blob = base64.b64encode(f"export GH_TOKEN={encoded}\n".encode()).decode()
+    canaries.also_as(encoded, blob)
+    # URL-encoded whole, as a query string carries it once a client quoted every byte.
+    quoted = "".join(f"%{byte:02X}" for byte in percent.encode())
+    canaries.also_as(percent, quoted)
+    # A terminal 76 columns wide (base64's width) wraps this line inside the token.
+    curl = f"curl -fsS https://api.github.com/user/repos -H Authorization:token:{wide} -o r.json"
+    assert curl.index(wide) < 76 < curl.index(wide) + len(wide)
     # What Markdown decodes on the page: an entity reference and backslash escapes.
     as_entity = "&#103;" + entity[1:]
     as_escaped = escaped.replace("_", "\\_")
@@ -133,6 +163,10 @@ def _event_text(canaries: Canaries) -> str:
         f"\x1b[32mexport GH_TOKEN=\x1b[1m{ansi}\x1b[0m\n"
         f"echo {blob} | base64 -d > .env\n"
         f"Rendered: {as_entity} and {as_escaped}\n"
+        # No `token=` before it: only decoding the escapes finds it.
+        f"GET /search?q={quoted} HTTP/1.1\n"
+        + "\n".join(curl[i : i + 76] for i in range(0, len(curl), 76))
+        + "\n"
         # A terminal 40 columns wide wraps the assignment inside the token.
         + "\n".join(textwrap.wrap(f"export GH_TOKEN={wrapped}", 40, break_long_words=True))
         + "\n"
@@ -140,13 +174,15 @@ def _event_text(canaries: Canaries) -> str:
 
 
 @pytest.fixture
-def canary_world(release_storage, owner, moderator):  # noqa: F811 (the fixture imported above)
+def canary_world(release_storage, fake_llm, settings, owner, moderator):  # noqa: F811
     root = release_storage
     canaries = Canaries()
     shared: list[Trajectory] = []
+    planted: dict[str, set[str]] = {}
     for name in SAMPLE_FILES:
+        data, planted[name], _left_alone = plant((SAMPLES_DIR / name).read_bytes(), canaries.new)
         result = trajectory_ingest(
-            data=(SAMPLES_DIR / name).read_bytes(),
+            data=data,
             user=owner,
             options=ShareOptions(visibility="public", license_agreed=True, filename=name),
         )
@@ -173,10 +209,35 @@ def canary_world(release_storage, owner, moderator):  # noqa: F811 (the fixture 
         assert trajectory.is_public, name
         _feedback_with_canaries(trajectory, canaries, moderator)
         shared.append(trajectory)
+    _synthesize(settings)
     mail.outbox.clear()
     release = release_services.release_run(force=True).release
     assert release is not None and release.status == "published"
-    return {"canaries": canaries, "trajectories": shared, "release": release, "root": root}
+    return {
+        "canaries": canaries,
+        "trajectories": shared,
+        "release": release,
+        "root": root,
+        "planted": planted,
+    }
+
+
+def _synthesize(settings) -> None:
+    """Learn-by-interact over them against the stand-in LLM, which writes each instruction
+    from the window it is sent (so whatever of a canary a window held, its example holds):
+    the kept examples go into the retrieval index and the release's examples configs."""
+    from apps.learn.models import Example, ExampleState
+    from apps.learn.retrieval import index
+
+    settings.TRAJHUB_RETRIEVE_DENSE = "off"  # the embedding model takes seconds to load
+    index._current = None
+    call_command("synthesize", stdout=io.StringIO(), stderr=io.StringIO())
+    kept = Example.objects.filter(state=ExampleState.KEPT)
+    assert kept.count() >= len(SAMPLE_FILES), kept.count()
+    # The windows were cut from the redacted text: placeholders of canaries are in them.
+    assert any(
+        "<GITHUB_TOKEN_" in json.dumps(row) for row in kept.values("instruction", "window__steps")
+    )
 
 
 FEEDBACK_CANARIES = 2
@@ -306,7 +367,17 @@ def _crawl(client: Client, start: list[str], canaries: Canaries) -> tuple[int, l
 
 def test_no_canary_reaches_any_public_surface(canary_world, other_user):
     canaries: Canaries = canary_world["canaries"]
-    assert len(canaries.secrets) == len(SAMPLE_FILES) * (len(OWN_FIELDS) + 8 + FEEDBACK_CANARIES)
+    planted: dict[str, set[str]] = canary_world["planted"]
+    # Every string field of each file but the few that make it another file (see plant()):
+    # tool inputs and results, metadata, and each format's own fields.
+    assert all(len(paths) >= 3 for paths in planted.values()), planted
+    claude = planted["claude_code_session.jsonl"]
+    for field in ("toolUseResult", ".cwd", ".gitBranch", ".message.content.input."):
+        assert any(field in path for path in claude), (field, sorted(claude))
+    codex = planted["codex_rollout.jsonl"]
+    for field in ("[turn_context].payload.", "[session_meta].payload.cwd", "arguments<json>"):
+        assert any(field in path for path in codex), (field, sorted(codex))
+    assert len(canaries.secrets) > len(SAMPLE_FILES) * (len(OWN_FIELDS) + 10)
     urls = _urls(canary_world)
     leaks: list[str] = []
     visited = 0
@@ -316,14 +387,25 @@ def test_no_canary_reaches_any_public_surface(canary_world, other_user):
         count, found = _crawl(client, urls, canaries)
         visited += count
         leaks += found
-        for trajectory in canary_world["trajectories"][:2]:
-            answer = client.post(
-                "/api/v1/retrieve",
-                data=json.dumps({"query": f"{trajectory.title} token", "k": 5}),
-                content_type="application/json",
-            )
-            for secret in canaries.found(answer.content.decode()):
-                leaks.append(f"POST /api/v1/retrieve shows part of {secret[:8]}…")
+        answered = 0
+        for trajectory in canary_world["trajectories"]:
+            for answer_format in ("openai", "sharegpt"):
+                answer = client.post(
+                    "/api/v1/retrieve",
+                    data=json.dumps(
+                        {
+                            "instruction": f"{trajectory.title} token",
+                            "k": 5,
+                            "format": answer_format,
+                        }
+                    ),
+                    content_type="application/json",
+                )
+                assert answer.status_code == 200, answer.content[:300]
+                answered += len(answer.json()["examples"])
+                for secret in canaries.found(answer.content.decode()):
+                    leaks.append(f"POST /api/v1/retrieve shows part of {secret[:8]}…")
+        assert answered, "retrieval gave no example to read"
     assert visited > 100, visited
     # The detector works: the owner, who sees the originals, is shown canaries.
     mine = Client()

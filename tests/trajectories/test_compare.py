@@ -368,3 +368,69 @@ def test_a_secret_wrapped_across_lines_is_redacted_before_the_first_line_is_take
     html = response.content.decode()
     assert "MASTER_KEY=" in html
     assert [key[i : i + 12] for i in range(len(key) - 11) if key[i : i + 12] in html] == []
+
+
+def _pem_on_one_line(form: str) -> str:
+    """A 2048-bit-sized PEM key as one line of Base64 or of URL encoding (what
+    `base64 -w0 key.pem` or a query string holds): far longer than a summary is read."""
+    from urllib.parse import quote
+
+    from tests.moderation import samples as s
+
+    lines = [s.body(64, s.ALNUM + "+/") for _ in range(25)]
+    label = "RSA " + "PRIVATE KEY"
+    pem = f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----\n"
+    if form == "base64":
+        import base64
+
+        return base64.b64encode(pem.encode()).decode()
+    return quote(pem, safe="")
+
+
+@pytest.mark.parametrize("form", ["base64", "url"])
+@pytest.mark.parametrize("page", ["/compare/", "/compare/rows"])
+def test_a_secret_longer_than_a_summary_is_read_shows_no_fragment(owner, page, form):
+    # Summaries were read cut at 300 characters, before redaction: the original of a key of
+    # 2,000 characters on one line no longer matched, and the cell showed its first 99.
+    from apps.moderation.services.scan import trajectory_scan
+    from apps.trajectories.models import Trajectory
+    from tests.ingest_helpers import ingest_one, v0_events
+
+    encoded = _pem_on_one_line(form)
+    events = v0_events(2, task="Fix it")
+    events[3]["args"]["command"] = f"echo {encoded} > key.txt"
+    events[-1]["content"] = f"{encoded}\n"
+    a = ingest_one(events, user=owner, visibility="public", license_agreed=True)
+    trajectory_scan(trajectory=a)
+    a.refresh_from_db()
+    assert any(len(original) > 1000 for original in a.redactions)  # found whole, one line
+    Trajectory.objects.filter(pk=a.pk).update(review_state="approved")
+    b = ingest(v0(["ls", "pytest"], "Fix it again"), owner=owner, visibility="public", index=0)
+    response = Client().get(f"{page}?a={a.share_id}&b={b.share_id}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    shown = [encoded[i : i + 12] for i in range(len(encoded) - 11) if encoded[i : i + 12] in html]
+    assert shown == []
+    assert 'echo <mark class="redaction">&lt;PRIVATE_KEY_1&gt;</mark>' in html
+    # The owner still reads the original there.
+    client = Client()
+    client.force_login(owner)
+    assert encoded[:80] in client.get(f"{page}?a={a.share_id}&b={b.share_id}").content.decode()
+
+
+def test_steps_cached_before_the_map_changed_are_cut_again(owner):
+    # Where a summary is cut depends on the map: steps cached before a rescan found a long key
+    # would otherwise keep its first 300 characters, unmatched by the new original.
+    from apps.trajectories.models import Trajectory
+
+    encoded = _pem_on_one_line("base64")
+    a = ingest(v0(["ls", f"echo {encoded}"], "Fix it"), owner=owner, visibility="public")
+    b = ingest(v0(["ls", "pytest"], "Fix it again"), owner=owner, visibility="public", index=0)
+    url = f"/compare/?a={a.share_id}&b={b.share_id}"
+    assert encoded[:40] in Client().get(url).content.decode()  # not a secret yet
+    Trajectory.objects.filter(pk=a.pk).update(redactions={encoded: "<PRIVATE_KEY_1>"})
+    html = Client().get(url).content.decode()
+    assert [
+        encoded[i : i + 12] for i in range(len(encoded) - 11) if encoded[i : i + 12] in html
+    ] == []
+    assert "&lt;PRIVATE_KEY_1&gt;" in html

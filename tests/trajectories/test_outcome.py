@@ -253,3 +253,47 @@ def test_reimport_does_not_store_a_dropped_image_again(owner, moderator, private
     trajectory.refresh_from_db()
     assert image.sha256 in trajectory.dropped_images
     assert image.sha256 not in trajectory.search_text
+
+
+def _facts(html: str) -> dict[str, str]:
+    import re
+
+    return dict(re.findall(r"<div><dt>([^<]+)</dt><dd>(.*?)</dd></div>", html))
+
+
+def test_a_cost_and_token_counts_recorded_as_zero_read_unknown(owner, sample, client_as):
+    # SWE-agent writes 0 for what it did not count (instance_cost 0 and 0 tokens over 11 API
+    # calls, as the real v1 fixture has); OpenHands' accumulated_cost is 0.0 for a model it has
+    # no price for. The page said "$0.0000" and "0", the API total_cost 0.0.
+    swe = json.loads(sample("sweagent_run.traj"))
+    swe["info"]["model_stats"] = {
+        "instance_cost": 0,
+        "tokens_sent": 0,
+        "tokens_received": 0,
+        "api_calls": 11,
+    }
+    row = json.loads(eval_row())
+    row["metrics"] = {
+        "accumulated_cost": 0.0,
+        "accumulated_token_usage": {"prompt_tokens": 565158, "completion_tokens": 2558},
+    }
+    for payload, tokens in ((swe, "unknown"), (row, "567,716")):
+        trajectory = ingest(orjson.dumps(payload), owner=owner, visibility="public")
+        html = Client().get(trajectory.get_absolute_url()).content.decode()
+        assert "$0.0000" not in html
+        facts = _facts(html)
+        assert facts["Cost"] == "unknown" and facts["Tokens"] == tokens
+        if payload is swe:
+            assert facts["Tokens sent"] == "unknown" and facts["API calls"] == "11"
+        api = client_as(None).get(f"/api/v1/trajectories/{trajectory.share_id}").json()
+        assert api["total_cost"] is None
+        assert api["total_tokens"] == (None if payload is swe else 567716)
+        assert "cost" not in api["result"]
+
+
+def test_a_known_cost_too_small_for_four_decimals_is_not_zero():
+    from apps.trajectories.outcome import cost_label, count_label
+
+    assert cost_label(0.00003) == "< $0.0001"
+    assert cost_label(0.4321) == "$0.4321" and cost_label(None) == ""
+    assert count_label(0) == "unknown" and count_label(1350) == "1,350"

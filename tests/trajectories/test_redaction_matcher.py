@@ -105,3 +105,20 @@ def test_index_reads_the_text_once_however_many_originals():
     spans = matcher.spans(text)
     assert [text[a:b] for a, b in spans] == originals[::1000]
     assert lookups <= len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    originals=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=6), max_size=12),
+    text=st.text(alphabet=ALPHABET + "xyz", max_size=80),
+    before=st.integers(min_value=0, max_value=90),
+)
+def test_spans_before_a_position_are_the_first_spans(originals, text, before):
+    """What compare cuts its summaries by: the matches that start before `before`, exactly as
+    the whole search finds them."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for mode in MODES:
+            use_mode(monkeypatch, mode)
+            matcher = Matcher(set(originals))
+            whole = matcher.spans(text)
+            assert matcher.spans(text, before=before) == [s for s in whole if s[0] < before], mode

@@ -83,7 +83,8 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 #     an agent's message (`&#115;k-proj-...` is a key).
 # 6 - a token wrapped after `KEY = ` (8 characters or more on the full line, 20 with the next
 #     line's) is unwrapped; `$` then a random value is a value, not a variable (allowlist).
-ENGINE = 6
+# 7 - each event's own id and cause are read too (the events API and the page show them).
+ENGINE = 7
 
 
 def version(cache_dir: str | None = None) -> str:

@@ -81,11 +81,17 @@ def _entries(
     events = (
         Event.objects.filter(trajectory_id=trajectory.pk)
         .order_by("position")
-        .values_list("position", "text", "data")
+        .values_list("position", "text", "original_id", "cause", "data")
         .iterator(chunk_size=500)
     )
-    for position, text, data in events:
+    for position, text, original_id, cause, data in events:
         yield position, "text", text, None
+        # The format's own ids (a Claude Code uuid, a call id) are shown too: the events API's
+        # `id` and `cause`, the page's links between a call and its result.
+        if original_id:
+            yield position, "original_id", original_id, None
+        if cause:
+            yield position, "cause", cause, None
         for path, value, key in _strings(data or {}, "data"):
             yield position, path, value, key
     if settings.TRAJHUB_OCR:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.trajectories.outcome import RunOutcome, run_outcome
+from apps.trajectories.outcome import RunOutcome, cost_label, count_label, run_outcome
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
 from apps.trajectories.rendering.cards import CardBuilder, ViewContext
@@ -59,9 +59,9 @@ def result_html(result: RunOutcome, ctx: ViewContext) -> SafeString:
     if result.score:
         facts.append(("Score", result.score))
     if result.cost is not None:
-        facts.append(("Cost", f"${result.cost:.4f}"))
-    if result.tokens:
-        facts.append(("Tokens", f"{result.tokens:,}"))
+        facts.append(("Cost", cost_label(result.cost)))
+    if result.tokens is not None:
+        facts.append(("Tokens", count_label(result.tokens)))
     for key, label in STAT_LABELS.items():
         value = result.model_stats.get(key)
         if (
@@ -69,7 +69,8 @@ def result_html(result: RunOutcome, ctx: ViewContext) -> SafeString:
             and not isinstance(value, bool)
             and key != "instance_cost"
         ):
-            facts.append((label, f"{value:,}"))
+            # SWE-agent writes 0 for each stat it did not count (0 tokens over 11 API calls).
+            facts.append((label, count_label(value)))
     if result.resolved is True:
         verdict = '<span class="badge tone-ok">Resolved</span>'
     elif result.resolved is False:

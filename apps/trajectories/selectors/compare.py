@@ -22,6 +22,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import MD5, Coalesce, Substr
 
 from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.redaction import Matcher
+from apps.trajectories.selectors.redactions import full_redactions, map_digest
 
 COMPARE_MAX_STEPS = 5000
 SUMMARY_CHARS = 300
@@ -38,8 +40,9 @@ class Step(NamedTuple):
     kind: str
     type: str
     source: str
-    # The start of the event's text (SUMMARY_CHARS), unredacted: the view redacts it whole for
-    # its reader, then shows the first line.
+    # The start of the event's text (SUMMARY_CHARS, or up to the end of an original of the map
+    # that starts before that), unredacted: the view redacts it whole for its reader, then shows
+    # the first line.
     summary: str
     signature: str
 
@@ -127,16 +130,30 @@ class CachedSteps(Sequence[Step]):
         return Step._make(self._rows[index])
 
 
+def _map_stamp(trajectory: Trajectory) -> str:
+    """Which map the summaries were cut by: the index's digest of it while the index is current
+    (a trigger clears indexed_at whenever the map changes), else the digest of the map itself."""
+    index = trajectory.__dict__.get("redaction_index")
+    if (
+        trajectory.__dict__.get("indexed_at") is not None
+        and isinstance(index, dict)
+        and isinstance(index.get("map"), str)
+    ):
+        return index["map"]
+    return map_digest(full_redactions(trajectory))
+
+
 def compare_steps(trajectory: Trajectory) -> Sequence[Step]:
     """The steps of a trajectory, short (see _read_steps). Cached: reading them means reading
     every event's text (long outputs) and data out of the database, hundreds of milliseconds for
     2,000 steps, while the steps of a stored trajectory only change when it is stored again
-    (its updated_at moves) and go when it is deleted (compare_steps_forget, on
-    trajectory_deleted). The summaries are kept unredacted, like the rows they come from: each
-    reader's page redacts them."""
+    (its updated_at moves) or its map changes (where summaries are cut depends on it), and go
+    when it is deleted (compare_steps_forget, on trajectory_deleted). The summaries are kept
+    unredacted, like the rows they come from: each reader's page redacts them."""
     stamp = (
         trajectory.updated_at.isoformat() if trajectory.updated_at else "",
         trajectory.num_events,
+        _map_stamp(trajectory),
     )
     cached = cache.get(_steps_key(trajectory.share_id))
     if cached is not None and tuple(cached[0]) == stamp:
@@ -154,14 +171,31 @@ def compare_steps_forget(share_id: str) -> None:
     cache.delete(_steps_key(share_id))
 
 
+def _cut(text: str, matcher: Matcher) -> str:
+    """The first SUMMARY_CHARS characters of `text`, or as far as the end of an original of the
+    map that starts before them (`text` is read that far): cut inside an original, the rest of
+    it would no longer match and would show in part. Redacting the cut text then replaces
+    exactly what redacting the whole text replaces in it (leftmost-longest: redaction.py)."""
+    end = SUMMARY_CHARS
+    if len(text) > end and matcher:
+        for _start, stop in matcher.spans(text, before=SUMMARY_CHARS):
+            end = max(end, stop)
+    return text[:end]
+
+
 def _read_steps(trajectory: Trajectory) -> list[Step]:
     """An action's command (or the first line of its text), anything else's first line (of the
-    first SUMMARY_CHARS of its text). One query."""
-    command = Substr(Coalesce(*(KT(path) for path in COMMAND_PATHS)), 1, SUMMARY_CHARS)
+    first SUMMARY_CHARS of its text, cut by _cut). One query."""
+    redactions = full_redactions(trajectory)
+    matcher = Matcher(redactions)
+    # As far as an original that starts within the summary can reach (a Base64 PEM key on one
+    # line is thousands of characters), so that it is read whole and is redacted whole.
+    reach = SUMMARY_CHARS + max(map(len, redactions), default=0)
+    command = Substr(Coalesce(*(KT(path) for path in COMMAND_PATHS)), 1, reach)
     rows = (
         Event.objects.filter(trajectory=trajectory)
         .order_by("position")
-        .annotate(head=Substr("text", 1, SUMMARY_CHARS), command=command)
+        .annotate(head=Substr("text", 1, reach), command=command)
         .values_list("position", "kind", "type", "source", "head", "command")[:COMPARE_MAX_STEPS]
     )
     steps = []
@@ -169,9 +203,9 @@ def _read_steps(trajectory: Trajectory) -> list[Step]:
     for position, kind, type_, source, head, cmd in rows:
         # Not cut at the first line here: the view redacts the summary whole, then shows its
         # first line (a secret wrapped across lines matches its redaction only whole).
-        summary = (head or "").strip()
+        summary = _cut(head or "", matcher).strip()
         if kind == "action" and cmd and cmd.strip() and cmd.strip() != type_:
-            summary = cmd.strip()
+            summary = _cut(cmd, matcher).strip()
         signature = _signature(kind, type_, source, summary.split("\n", 1)[0])
         if kind == "action":
             last_action = signature
@@ -216,7 +250,7 @@ def align(left: Sequence[Step], right: Sequence[Step]) -> list[Row]:
 
 def _stamp(trajectory: Trajectory) -> str:
     updated = trajectory.updated_at.isoformat() if trajectory.updated_at else ""
-    return f"{trajectory.share_id}:{updated}:{trajectory.num_events}"
+    return f"{trajectory.share_id}:{updated}:{trajectory.num_events}:{_map_stamp(trajectory)}"
 
 
 def align_key(a: Trajectory, b: Trajectory) -> str:

@@ -23,6 +23,7 @@ from django.db import connection
 
 from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory
 from apps.trajectories.models import EVENT_FIELDS, Event, EventRow, Trajectory
+from apps.trajectories.outcome import known_amount
 from apps.trajectories.selectors.chains import chain_link, event_fingerprint
 
 IMAGE_REF_PREFIX = "trajhub-image:"
@@ -127,18 +128,17 @@ def _prepare_one(position: int, event: CanonicalEvent, cleaner: _Cleaner) -> Pre
 
 def totals(canonical: CanonicalTrajectory, prepared: PreparedEvents) -> dict[str, Any]:
     """The trajectory's columns derived from its events and metadata: first and last timestamp,
-    tokens and cost (when the metadata holds sensible ones)."""
+    tokens and cost (when the metadata holds known ones: a recorded 0 is unknown, so null, as
+    outcome.known_amount says why)."""
     stamps = [event.timestamp for event in prepared.events if event.timestamp is not None]
     tokens = canonical.metadata.get("total_tokens")
     cost = canonical.metadata.get("total_cost")
     return {
         "started_at": min(stamps) if stamps else None,
         "ended_at": max(stamps) if stamps else None,
-        "total_tokens": tokens
-        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
-        else None,
+        "total_tokens": tokens if isinstance(tokens, int) and known_amount(tokens) else None,
         "total_cost": float(cost)
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        if isinstance(cost, (int, float)) and known_amount(cost)
         else None,
     }
 

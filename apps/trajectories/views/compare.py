@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.trajectories.image_rule import visitor_images
-from apps.trajectories.outcome import run_outcome
+from apps.trajectories.outcome import cost_label, known_amount, run_outcome
 from apps.trajectories.redaction import Redact, identity, redact_data
 from apps.trajectories.rendering import Marks
 from apps.trajectories.rendering import text as t
@@ -122,13 +122,16 @@ def _patch_diff(access_a: Access, access_b: Access) -> dict[str, object]:
 def _side(access: Access, steps: Sequence[Step]) -> dict[str, object]:
     trajectory = access.trajectory
     marks = _marks(access)
+    result = run_outcome(trajectory.metadata)
     return {
         "trajectory": trajectory,
         "title": marks.plain(trajectory.title) or f"Trajectory {trajectory.share_id[:12]}",
         "agent": marks.plain(trajectory.agent),
         "model": marks.plain(trajectory.model_name),
         "steps": len(steps),
-        "result": run_outcome(trajectory.metadata),
+        "result": result,
+        # Only a known cost: "unknown" would read oddly in this one line.
+        "cost": cost_label(result.cost) if known_amount(result.cost) else "",
     }
 
 

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_safe
 from apps.trajectories import extensions
 from apps.trajectories.image_rule import WITHHELD_TEXT, image_withheld, withheld_images
 from apps.trajectories.models import Event
+from apps.trajectories.outcome import cost_label, count_label
 from apps.trajectories.rendering import (
     ViewContext,
     card_html,
@@ -153,6 +154,8 @@ def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> d
     trajectory = access.trajectory
     plain = marks_for(trajectory, show_original=access.show_original, shown=()).plain
     metadata = trajectory.metadata if isinstance(trajectory.metadata, dict) else {}
+    # The columns are null where the format recorded 0 (outcome.known_amount); the metadata
+    # still says whether it recorded anything, which then reads "unknown".
     tokens = trajectory.total_tokens
     if tokens is None and isinstance(metadata.get("total_tokens"), int):
         tokens = metadata["total_tokens"]
@@ -174,14 +177,14 @@ def _header(access: Access, total: int, type_counts: list[tuple[str, int]]) -> d
         "source_format": trajectory.source_format,
         "steps": total,
         "duration": duration,
-        "tokens": f"{tokens:,}" if tokens else "",
-        "cost": cost,
+        "tokens": count_label(tokens),
+        "cost": cost_label(cost),
         "polarity": trajectory.polarity if trajectory.polarity != "none" else "",
         "feedback": plain(trajectory.feedback_text),
         "visibility": trajectory.get_visibility_display(),
         "is_public": trajectory.is_public,
         "review_state": trajectory.review_state,
-        "review_state_label": trajectory.get_review_state_display(),
+        "review_state_label": trajectory.review_label,
         "license": trajectory.license if trajectory.visibility == "public" else "",
         "owner": trajectory.owner.get_username() if trajectory.owner_id else "",
         "created_at": trajectory.created_at,

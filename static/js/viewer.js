@@ -339,6 +339,9 @@
     svg.appendChild(marks);
     var errors = {};
     (data.errors || []).forEach(function (step) { errors[Math.floor((step - 1) / per)] = true; });
+    // One <path> per family (each bin a sub-path), not a <rect> per bin: 600 rects were more
+    // than half of the page's elements once the list became a window (issue 24).
+    var shapes = {};
     for (var b = 0; b < bins; b++) {
       // A bin shows its most frequent family.
       var counts = {};
@@ -348,9 +351,12 @@
         counts[c] = (counts[c] || 0) + 1;
         if (counts[c] > (counts[top] || 0)) top = c;
       }
-      marks.appendChild(svgEl("rect", { x: b, y: 3, width: 1, height: 8, "class": "tl tl-" + top }));
-      if (errors[b]) marks.appendChild(svgEl("rect", { x: b, y: 0, width: 1, height: 3, "class": "tl tl-err" }));
+      shapes[top] = (shapes[top] || "") + "M" + b + " 3h1v8h-1z";
+      if (errors[b]) shapes.err = (shapes.err || "") + "M" + b + " 0h1v3h-1z";
     }
+    Object.keys(shapes).forEach(function (family) {
+      marks.appendChild(svgEl("path", { d: shapes[family], "class": "tl tl-" + family }));
+    });
     var shots = {};
     (data.screenshots || []).forEach(function (step) { shots[Math.floor((step - 1) / per)] = true; });
     Object.keys(shots).forEach(function (bin) {

@@ -189,8 +189,13 @@ def test_timeline_strip_marks_steps_errors_and_screenshots_and_scrubs(browser_pa
     bp, page = browser_page, browser_page.page
     bp.goto(trajectory.get_absolute_url())
     page.wait_for_selector("#timeline:not([hidden]) svg.tl-svg")
-    assert page.locator("#timeline rect.tl").count() >= 120  # one mark per step (and errors)
-    assert page.locator("#timeline rect.tl-err").count() > 10
+    # One mark per step (and errors), drawn as one path per family: a sub-path a mark.
+    marks = page.locator("#timeline path.tl").evaluate_all(
+        "els => els.map(e => [e.getAttribute('class'), (e.getAttribute('d').match(/M/g) || []).length])"
+    )
+    assert sum(n for cls, n in marks if "tl-err" not in cls) == 120, marks
+    assert sum(n for cls, n in marks if "tl-err" in cls) > 10, marks
+    assert page.locator("#timeline path.tl").count() <= 16  # a few elements, not one a step
     assert page.locator("#timeline circle.tl-shot").count() == 6
     # The dots are round at any width (the marks stretch to the strip; dots must not).
     for viewport in (DESKTOP, PHONE):
@@ -200,8 +205,8 @@ def test_timeline_strip_marks_steps_errors_and_screenshots_and_scrubs(browser_pa
             assert abs(dot["width"] - dot["height"]) <= 0.5 and 3 <= dot["width"] <= 5, dot
     page.set_viewport_size(DESKTOP)
     assert (
-        page.locator("#timeline rect.tl-u").count() >= 1
-        and page.locator("#timeline rect.tl-c").count() > 10
+        page.locator("#timeline path.tl-u").count() == 1
+        and page.locator("#timeline path.tl-c").count() == 1
     )
     # No inline style anywhere in it (CSP): attributes and classes only.
     assert page.locator("#timeline [style]").count() == 0

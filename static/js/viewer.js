@@ -1,25 +1,22 @@
-/* TrajHub trajectory page: time travel, permalinks, filter, find, lazy chunks, "show all", JSON.
+/* TrajHub trajectory page: time travel, permalinks, filter, find, "show all", JSON, printing.
  *
  * Progressive: the server renders a readable page with the first chunk of cards and links to
- * the next; this script adds the controls and loads the rest as the reader goes. Every fragment
+ * the next; this script adds the controls and turns the list into a window over the whole
+ * trajectory (viewer-list.js: only the cards near the screen are on the page). Every fragment
  * it inserts comes from our own server, already escaped; text from the page is only ever set
- * with textContent. No inline script or style anywhere (the CSP forbids both).
+ * with textContent. No inline script anywhere (the CSP forbids it).
  */
 (function () {
   "use strict";
 
   var viewer = document.getElementById("viewer");
   var list = document.getElementById("events");
-  if (!viewer || !list) return;
+  if (!viewer || !list || !window.TrajHubList) return;
   document.documentElement.classList.add("js");
 
   var base = viewer.getAttribute("data-base");
   var total = parseInt(viewer.getAttribute("data-total"), 10) || 0;
   var firstStep = parseInt(viewer.getAttribute("data-first"), 10) || 1;
-  var nextAfterAttr = viewer.getAttribute("data-next-after");
-  var nextAfter = nextAfterAttr ? parseInt(nextAfterAttr, 10) : null; // null: loaded to the end
-  var loading = null;
-  var generation = 0; // a jump replaces the list: chunks asked for before it are dropped
 
   var tools = document.getElementById("tools");
   var slider = document.getElementById("step-slider");
@@ -32,14 +29,9 @@
   var dimBox = document.getElementById("dim-future");
   var more = document.getElementById("events-more");
   var earlier = document.getElementById("events-before");
-  var loadingBefore = null;
-  // A step this far from the loaded ones is jumped to (the chunk around it replaces the list)
-  // instead of loading every step in between: #step-1500 of 2,001 fetched 2.3 MB before.
-  var JUMP = 150;
 
   var current = total; // time travel: steps after `current` are "later" (dimmed or hidden)
   var hiddenTypes = {};
-  var idToStep = {};
   var find = { query: "", steps: [], types: {}, index: -1, hits: 0, matching: {} };
 
   if (tools && total > 0) tools.hidden = false;
@@ -51,178 +43,43 @@
     heading.addEventListener("click", function () { heading.classList.toggle("is-open"); });
   }
 
-  // ---- loading chunks ---------------------------------------------------------------------
+  // ---- the windowed list (viewer-list.js) -------------------------------------------------
 
-  function get(url) {
-    return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+  var WHOLE = 80; // steps: a trajectory this short, all on the page already, is not windowed
+  var loadingNote = document.getElementById("events-loading");
+  var highlighted = { "is-current": null, "is-target": null }; // step of each, kept as cards come and go
+
+  function typeNames() {
+    var boxes = filterBox ? filterBox.querySelectorAll("input[name=type]") : [];
+    return Array.prototype.map.call(boxes, function (box) { return box.value; });
+  }
+
+  var steps = window.TrajHubList.create({
+    list: list,
+    base: base,
+    total: total,
+    types: typeNames(),
+    whole: total <= WHOLE && list.children.length === total,
+    prepare: function (nodes) { prepare(nodes); },
+    onStatus: function (state) {
+      if (!loadingNote) return;
+      loadingNote.hidden = !state;
+      loadingNote.textContent = state === "failed" ? "Could not load these steps. Scroll again to retry." : "Loading steps…";
+    }
+  });
+  if (steps.windowed()) {
+    document.documentElement.classList.add("windowed");
+    // The pager links are for readers without JavaScript: here every step is one scroll away.
+    if (more) more.hidden = true;
+    if (earlier) earlier.hidden = true;
+  }
+
+  function get(url, signal) {
+    return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" }, signal: signal })
       .then(function (response) {
         if (!response.ok) throw new Error("HTTP " + response.status);
         return response;
       });
-  }
-
-  function lastLoaded() {
-    var last = list.lastElementChild;
-    return last ? parseInt(last.getAttribute("data-step"), 10) : firstStep - 1;
-  }
-
-  function loadNext(limit) {
-    if (nextAfter === null) return Promise.resolve(false);
-    if (loading) return loading;
-    var after = nextAfter;
-    var url = base + "events?after=" + after + "&limit=" + (limit || 100);
-    setMore("Loading steps " + (after + 1) + "…");
-    var asked = generation;
-    loading = get(url).then(function (response) {
-      var header = response.headers.get("X-Next-After");
-      return response.text().then(function (html) {
-        if (asked !== generation) return true;
-        var before = list.lastElementChild;
-        list.insertAdjacentHTML("beforeend", html);
-        nextAfter = header ? parseInt(header, 10) : null;
-        var added = [];
-        for (var node = before ? before.nextElementSibling : list.firstElementChild; node; node = node.nextElementSibling) {
-          added.push(node);
-        }
-        prepare(added);
-        loading = null;
-        setMore(null);
-        return true;
-      });
-    }).catch(function () {
-      loading = null;
-      setMore("Could not load more steps. Scroll again to retry.");
-      return false;
-    });
-    return loading;
-  }
-
-  function addedBetween(first, stop) {
-    var added = [];
-    for (var node = first; node && node !== stop; node = node.nextElementSibling) added.push(node);
-    return added;
-  }
-
-  function firstOnScreen() {
-    var nodes = cards();
-    for (var i = 0; i < nodes.length; i++) {
-      if (nodes[i].getBoundingClientRect().bottom > 0) return nodes[i];
-    }
-    return null;
-  }
-
-  function loadPrevious(limit) {
-    if (firstStep <= 1) return Promise.resolve(false);
-    if (loadingBefore) return loadingBefore;
-    var url = base + "events?before=" + (firstStep - 1) + "&limit=" + (limit || 100);
-    setBefore("Loading steps before " + firstStep + "…");
-    var asked = generation;
-    loadingBefore = get(url).then(function (response) {
-      var header = response.headers.get("X-Prev-Before");
-      return response.text().then(function (html) {
-        if (asked !== generation) {
-          loadingBefore = null;
-          return true;
-        }
-        // Steps go in above the reader: keep what they are looking at where it is.
-        var anchor = firstOnScreen();
-        var top = anchor ? anchor.getBoundingClientRect().top : 0;
-        var oldFirst = list.firstElementChild;
-        list.insertAdjacentHTML("afterbegin", html);
-        if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
-        firstStep = header ? parseInt(header, 10) + 1 : 1;
-        list.setAttribute("start", String(firstStep));
-        prepare(addedBetween(list.firstElementChild, oldFirst));
-        loadingBefore = null;
-        setBefore(null);
-        return true;
-      });
-    }).catch(function () {
-      loadingBefore = null;
-      setBefore("Could not load earlier steps. Scroll again to retry.");
-      return false;
-    });
-    return loadingBefore;
-  }
-
-  function jumpTo(step) {
-    // The chunk around `step` replaces the list; the rest loads as the reader scrolls.
-    var after = Math.max(step - 1 - 20, 0);
-    setMore("Loading steps " + (after + 1) + "…");
-    var ticket = loading = get(base + "events?after=" + after + "&limit=100").then(function (response) {
-      var header = response.headers.get("X-Next-After");
-      return response.text().then(function (html) {
-        generation++;
-        loadingBefore = null;
-        list.innerHTML = html;
-        firstStep = after + 1;
-        list.setAttribute("start", String(firstStep));
-        nextAfter = header ? parseInt(header, 10) : null;
-        prepare(cards());
-        if (loading === ticket) loading = null;
-        setMore(null);
-        setBefore(null);
-        return true;
-      });
-    }).catch(function () {
-      if (loading === ticket) loading = null;
-      setMore("Could not load these steps. Try again.");
-      return false;
-    });
-    return ticket;
-  }
-
-  function ensureLoaded(step) {
-    if (step >= firstStep && step <= lastLoaded()) return Promise.resolve();
-    if (step > lastLoaded() && nextAfter === null) return Promise.resolve();
-    var far = step > lastLoaded() ? step - lastLoaded() : firstStep - step;
-    var next;
-    if (far > JUMP) {
-      next = (loading || Promise.resolve()).then(function () { return jumpTo(step); });
-    } else if (step > lastLoaded()) {
-      next = loadNext(Math.min(500, Math.max(100, far + 20)));
-    } else {
-      next = loadPrevious(Math.min(500, Math.max(100, far + 20)));
-    }
-    return next.then(function (ok) {
-      if (!ok) return undefined;
-      return ensureLoaded(step);
-    });
-  }
-
-  function setBefore(text) {
-    if (!earlier) return;
-    earlier.hidden = firstStep <= 1;
-    var link = earlier.querySelector("a");
-    if (link) {
-      link.textContent = text || "← Earlier steps (1–" + (firstStep - 1) + ")";
-      link.setAttribute("href", "?after=" + Math.max(firstStep - 1 - 100, 0));
-    }
-  }
-
-  function setMore(text) {
-    if (!more) return;
-    more.hidden = nextAfter === null;
-    if (nextAfter === null) return;
-    var link = more.querySelector("a");
-    if (link) {
-      link.textContent = text || "Next steps (" + (nextAfter + 1) + "–" + total + ") →";
-      link.setAttribute("href", "?after=" + nextAfter);
-    }
-  }
-
-  if (earlier && "IntersectionObserver" in window) {
-    new IntersectionObserver(function (entries) {
-      if (entries.some(function (entry) { return entry.isIntersecting; })) loadPrevious(100);
-    }, { rootMargin: "600px 0px" }).observe(earlier);
-  }
-
-  if (more && "IntersectionObserver" in window) {
-    new IntersectionObserver(function (entries) {
-      // While later steps are hidden (time travel), the end of the list is not the end.
-      var hiding = current < lastLoaded() && viewer.classList.contains("hide-later");
-      if (!hiding && entries.some(function (entry) { return entry.isIntersecting; })) loadNext(100);
-    }, { rootMargin: "1200px 0px" }).observe(more);
   }
 
   // ---- preparing cards --------------------------------------------------------------------
@@ -232,7 +89,7 @@
   }
 
   function card(step) {
-    return document.getElementById("step-" + step);
+    return steps.node(step);
   }
 
   function stepOf(node) {
@@ -240,28 +97,38 @@
   }
 
   function prepare(nodes) {
+    // Every card that comes onto the page, first or again: links, classes, find marks.
     for (var i = 0; i < nodes.length; i++) {
       var node = nodes[i];
       var step = stepOf(node);
-      var id = node.getAttribute("data-id");
-      if (id !== null) idToStep[id] = step;
       var cause = node.getAttribute("data-cause");
-      if (cause !== null && idToStep[cause] !== undefined && !node.querySelector(".ev-cause")) {
+      var causeStep = cause !== null ? steps.stepOfId(cause) : undefined;
+      if (causeStep !== undefined && !node.querySelector(".ev-cause")) {
         var link = document.createElement("a");
         link.className = "ev-cause";
-        link.href = "#step-" + idToStep[cause];
+        link.href = "#step-" + causeStep;
         link.title = "The action this answers";
-        link.textContent = "↳ #" + idToStep[cause];
+        link.textContent = "↳ #" + causeStep;
         var meta = node.querySelector(".ev-meta");
         if (meta) meta.insertBefore(link, meta.firstChild);
       }
       node.classList.toggle("is-filtered", !!hiddenTypes[node.getAttribute("data-type")]);
       node.classList.toggle("is-later", step > current);
       node.classList.toggle("has-match", !!find.matching[step]);
+      for (var cls in highlighted) {
+        node.classList.toggle(cls, highlighted[cls] === step);
+        if (cls === "is-current") {
+          if (highlighted[cls] === step) node.setAttribute("aria-current", "step");
+          else node.removeAttribute("aria-current");
+        }
+      }
+      if (find.query && find.index >= 0 && find.steps[find.index] === step) {
+        var first = markText(node, find.query);
+        if (first) first.classList.add("find-hit-current");
+      }
     }
+    list.dispatchEvent(new CustomEvent("trajhub:cards", { detail: { nodes: nodes } }));
   }
-
-  prepare(cards());
 
   // ---- time travel ------------------------------------------------------------------------
 
@@ -280,6 +147,10 @@
     return parts.filter(Boolean).join(" · ");
   }
 
+  function hidingLater() {
+    return current < total && !(dimBox && dimBox.checked);
+  }
+
   function applyTime() {
     var nodes = cards();
     for (var i = 0; i < nodes.length; i++) {
@@ -288,6 +159,7 @@
     viewer.classList.toggle("time-travel", current < total);
     if (slider) slider.value = String(current);
     if (typeof moveStripCursor === "function") moveStripCursor();
+    steps.setTime(current, hidingLater());
   }
 
   function highlight(node, cls) {
@@ -296,6 +168,7 @@
       old[i].classList.remove(cls);
       if (cls === "is-current") old[i].removeAttribute("aria-current");
     }
+    highlighted[cls] = node ? stepOf(node) : null;
     if (node) {
       node.classList.add(cls);
       if (cls === "is-current") node.setAttribute("aria-current", "step");
@@ -338,10 +211,10 @@
     var status = current >= total ? allSteps() : "Step " + current + " of " + total;
     if (stepStatus) stepStatus.textContent = status + (current < total ? " · loading…" : "");
     var ticket = ++navigation;
-    return ensureLoaded(step).then(function () {
+    return steps.show(step).then(function (node) {
       if (ticket !== navigation && step !== current) return false;
       applyTime();
-      var node = card(step);
+      node = node || card(step);
       highlight(node, "is-current");
       if (stepStatus) {
         stepStatus.textContent = current >= total ? allSteps() :
@@ -360,27 +233,38 @@
       var rect = nodes[i].getBoundingClientRect();
       if (rect.bottom > 80) return stepOf(nodes[i]);
     }
-    return lastLoaded();
+    return nodes.length ? stepOf(nodes[nodes.length - 1]) : 1;
   }
 
   function cursor() {
     if (current < total) return current;
-    var node = list.querySelector(".is-current");
-    return node ? stepOf(node) : null;
+    return highlighted["is-current"];
+  }
+
+  function skipHidden(step, delta) {
+    // The next step from `step` on (by `delta`) that the type filter shows; a step whose type
+    // is not known yet is fetched to find out.
+    while (step >= 1 && step <= total) {
+      var type = steps.typeOf(step);
+      if (type === null) {
+        return steps.show(step).then(function () {
+          return steps.typeOf(step) === null || !hiddenTypes[steps.typeOf(step)] ? step : skipHidden(step + delta, delta);
+        });
+      }
+      if (!hiddenTypes[type]) return Promise.resolve(step);
+      step += delta;
+    }
+    return Promise.resolve(null);
   }
 
   function move(delta) {
     // Before any stepping, start from the step the reader is looking at.
     var from = cursor();
     var step = from === null ? topVisibleStep() - (delta > 0 ? 0 : 1) : from + delta;
-    // Skip steps hidden by the type filter.
-    while (step >= 1 && step <= total) {
-      var node = card(step);
-      if (!node || visible(node)) break;
-      step += delta;
-    }
-    if (step < 1 || step > total) return Promise.resolve();
-    return setCurrent(step);
+    return skipHidden(step, delta).then(function (next) {
+      if (next === null) return undefined;
+      return setCurrent(next);
+    });
   }
 
   if (slider) {
@@ -413,12 +297,14 @@
         var node = card(total) || list.lastElementChild;
         scrollTo(node, "end");
       });
-    } else move(where === "next" ? 1 : -1);
+    } else if (where === "print") printAll();
+    else move(where === "next" ? 1 : -1);
   }
 
   if (dimBox) {
     dimBox.addEventListener("change", function () {
       viewer.classList.toggle("hide-later", !dimBox.checked);
+      steps.setTime(current, hidingLater());
     });
     viewer.classList.toggle("hide-later", !dimBox.checked);
   }
@@ -453,6 +339,9 @@
     svg.appendChild(marks);
     var errors = {};
     (data.errors || []).forEach(function (step) { errors[Math.floor((step - 1) / per)] = true; });
+    // One <path> per family (each bin a sub-path), not a <rect> per bin: 600 rects were more
+    // than half of the page's elements once the list became a window (issue 24).
+    var shapes = {};
     for (var b = 0; b < bins; b++) {
       // A bin shows its most frequent family.
       var counts = {};
@@ -462,9 +351,12 @@
         counts[c] = (counts[c] || 0) + 1;
         if (counts[c] > (counts[top] || 0)) top = c;
       }
-      marks.appendChild(svgEl("rect", { x: b, y: 3, width: 1, height: 8, "class": "tl tl-" + top }));
-      if (errors[b]) marks.appendChild(svgEl("rect", { x: b, y: 0, width: 1, height: 3, "class": "tl tl-err" }));
+      shapes[top] = (shapes[top] || "") + "M" + b + " 3h1v8h-1z";
+      if (errors[b]) shapes.err = (shapes.err || "") + "M" + b + " 0h1v3h-1z";
     }
+    Object.keys(shapes).forEach(function (family) {
+      marks.appendChild(svgEl("path", { d: shapes[family], "class": "tl tl-" + family }));
+    });
     var shots = {};
     (data.screenshots || []).forEach(function (step) { shots[Math.floor((step - 1) / per)] = true; });
     Object.keys(shots).forEach(function (bin) {
@@ -538,25 +430,76 @@
 
   function followHash() {
     var match = /^#step-(\d+)$/.exec(window.location.hash);
-    if (!match) return;
+    if (!match) return false;
     var step = parseInt(match[1], 10);
-    if (step < 1 || step > total) return;
+    if (step < 1 || step > total) return false;
     var ticket = ++navigation;
-    ensureLoaded(step).then(function () {
-      var node = card(step);
-      if (!node || ticket !== navigation) return;
-      if (step > current) setCurrent(step, { scroll: false });
-      if (node.classList.contains("is-filtered")) {
-        hiddenTypes[node.getAttribute("data-type")] = false;
+    if (step > current) {
+      current = step;
+      applyTime();
+    }
+    steps.show(step).then(function (node) {
+      if (ticket !== navigation) return;
+      var type = steps.typeOf(step);
+      if (!node && type !== null && hiddenTypes[type]) {
+        hiddenTypes[type] = false;
         syncFilter();
+        node = card(step);
       }
+      if (!node) return;
+      if (step > current) setCurrent(step, { scroll: false });
       highlight(node, "is-target");
       scrollTo(node, "start");
     });
+    return true;
   }
 
+  // The reader's place, kept in this history entry, so that Back, Forward and reload return to
+  // it (the browser's own restoration cannot: the cards it would scroll to are not there yet).
+  var placeTimer = null;
+  if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+
+  function rememberPlace() {
+    clearTimeout(placeTimer);
+    placeTimer = setTimeout(function () {
+      var nodes = cards();
+      for (var i = 0; i < nodes.length; i++) {
+        var rect = nodes[i].getBoundingClientRect();
+        if (rect.bottom > 0) {
+          var state = Object.assign({}, history.state || {}, {
+            viewerStep: stepOf(nodes[i]), viewerOffset: Math.round(rect.top), viewerHash: location.hash
+          });
+          try { history.replaceState(state, ""); } catch (error) { /* rate limited: next time */ }
+          return;
+        }
+      }
+    }, 250);
+  }
+
+  function restorePlace() {
+    var state = history.state;
+    var entry = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    var returning = entry && (entry.type === "reload" || entry.type === "back_forward");
+    if (!returning || !state || !state.viewerStep || state.viewerHash !== location.hash) return false;
+    var ticket = ++navigation;
+    steps.show(state.viewerStep).then(function (node) {
+      if (!node || ticket !== navigation) return;
+      window.scrollBy(0, node.getBoundingClientRect().top - state.viewerOffset);
+    });
+    return true;
+  }
+
+  prepare(cards());
   window.addEventListener("hashchange", followHash);
-  followHash();
+  window.addEventListener("scroll", rememberPlace, { passive: true });
+  if (!restorePlace() && !followHash()) {
+    if (firstStep > 1) {
+      // ?after=N (the no-script pager) with the script on: open at that step.
+      steps.show(firstStep).then(function (node) { scrollTo(node, "start"); });
+    } else {
+      steps.schedule(); // the server's first chunk, cut to the window
+    }
+  }
 
   // ---- filter by type ---------------------------------------------------------------------
 
@@ -580,6 +523,13 @@
     for (var j = 0; j < nodes.length; j++) {
       nodes[j].classList.toggle("is-filtered", !!hiddenTypes[nodes[j].getAttribute("data-type")]);
     }
+    var shownSteps = 0;
+    for (var k = 0; k < boxes.length; k++) {
+      if (boxes[k].checked) shownSteps += parseInt(boxes[k].getAttribute("data-count"), 10) || 0;
+    }
+    var copy = {};
+    for (var type in hiddenTypes) if (hiddenTypes[type]) copy[type] = true;
+    steps.setFilter(copy, total ? shownSteps / total : 1);
     if (find.query) showFindStatus();
   }
 
@@ -614,14 +564,14 @@
       findStatus.textContent = "";
       return;
     }
-    var steps = findable();
-    if (!steps.length) {
+    var matches = findable();
+    if (!matches.length) {
       findStatus.textContent = "No matches";
       return;
     }
-    var position = find.index >= 0 ? steps.indexOf(find.steps[find.index]) + 1 : 0;
-    findStatus.textContent = (position ? position + " / " : "") + steps.length + " step" +
-      (steps.length === 1 ? "" : "s") + " · " + find.hits + " match" + (find.hits === 1 ? "" : "es");
+    var position = find.index >= 0 ? matches.indexOf(find.steps[find.index]) + 1 : 0;
+    findStatus.textContent = (position ? position + " / " : "") + matches.length + " step" +
+      (matches.length === 1 ? "" : "s") + " · " + find.hits + " match" + (find.hits === 1 ? "" : "es");
   }
 
   function clearMarks() {
@@ -667,53 +617,86 @@
     return first;
   }
 
-  function runFind(query) {
+  // Find as you type: the first match from the reader's place is on screen within a few
+  // frames of the last keystroke. The query goes out FIND_DEBOUNCE ms after typing stops (a
+  // human's keys come 80+ ms apart, so each pause asks); an answer to an older query is
+  // dropped and its request aborted; answers are kept, so going back a letter asks nothing; and
+  // only the cards around the match shown are fetched (viewer-list.js).
+  var FIND_DEBOUNCE = 35;
+  var findCache = new Map();
+  var findController = null;
+
+  function askFind(query) {
+    if (findCache.has(query)) return Promise.resolve(findCache.get(query));
+    if (findController) findController.abort();
+    var controller = findController = new AbortController();
+    return get(base + "find?q=" + encodeURIComponent(query), controller.signal).then(function (response) {
+      return response.json();
+    }).then(function (data) {
+      if (findController === controller) findController = null;
+      findCache.set(query, data);
+      if (findCache.size > 50) findCache.delete(findCache.keys().next().value);
+      return data;
+    });
+  }
+
+  function runFind(query, jump) {
     var ticket = ++findRequest;
     clearMarks();
     find = { query: query, steps: [], types: {}, index: -1, hits: 0, matching: {} };
     prepare(cards());
     if (!query) {
+      if (findController) findController.abort();
       showFindStatus();
       return Promise.resolve();
     }
-    if (findStatus) findStatus.textContent = "Searching…";
-    return get(base + "find?q=" + encodeURIComponent(query)).then(function (response) {
-      return response.json();
-    }).then(function (data) {
+    if (findStatus && !findCache.has(query)) findStatus.textContent = "Searching…";
+    return askFind(query).then(function (data) {
       if (ticket !== findRequest) return;
       find.steps = data.steps.map(function (row) { return row[0]; });
       data.steps.forEach(function (row) {
         find.types[row[0]] = row[2];
         find.matching[row[0]] = true;
       });
+      steps.learnTypes(data.steps);
       find.hits = data.total;
       prepare(cards());
       showFindStatus();
-    }).catch(function () {
+      if (jump) goToMatch(1, { from: jumpFrom });
+    }).catch(function (error) {
+      if (ticket !== findRequest || (error && error.name === "AbortError")) return;
       if (findStatus) findStatus.textContent = "Search failed";
     });
   }
 
-  function goToMatch(delta) {
-    var steps = findable();
-    if (!steps.length) return;
+  // Where find as you type starts from: the reader's place when they began typing, so that
+  // each letter looks from there rather than from the previous letter's match.
+  var jumpFrom = null;
+
+  function goToMatch(delta, options) {
+    var matches = findable();
+    if (!matches.length) return;
     var currentStep = find.index >= 0 ? find.steps[find.index] : null;
     var next;
     if (currentStep === null) {
-      var from = topVisibleStep();
-      next = delta > 0 ? steps.filter(function (s) { return s >= from; })[0] || steps[0]
-        : steps.filter(function (s) { return s < from; }).pop() || steps[steps.length - 1];
+      var from = options && options.from ? options.from : topVisibleStep();
+      next = delta > 0 ? matches.filter(function (s) { return s >= from; })[0] || matches[0]
+        : matches.filter(function (s) { return s < from; }).pop() || matches[matches.length - 1];
     } else {
-      var at = steps.indexOf(currentStep);
-      next = steps[(at + delta + steps.length) % steps.length];
+      var at = matches.indexOf(currentStep);
+      next = matches[(at + delta + matches.length) % matches.length];
     }
     find.index = find.steps.indexOf(next);
     showFindStatus();
     var ticket = ++navigation;
-    ensureLoaded(next).then(function () {
+    if (next > current) {
+      current = next;
+      applyTime();
+    }
+    steps.show(next).then(function (node) {
       if (ticket !== navigation) return;
       if (next > current) setCurrent(next, { scroll: false });
-      var node = card(next);
+      node = node || card(next);
       if (!node) return;
       clearMarks();
       var first = markText(node, find.query);
@@ -728,16 +711,20 @@
   }
 
   if (findForm && findInput) {
+    findInput.addEventListener("focus", function () { jumpFrom = null; });
     findInput.addEventListener("input", function () {
       clearTimeout(findTimer);
-      findTimer = setTimeout(function () { runFind(findInput.value.trim()); }, 250);
+      if (jumpFrom === null) jumpFrom = topVisibleStep();
+      var query = findInput.value.trim();
+      // A query answered before is shown at once; a new one after a short pause.
+      findTimer = setTimeout(function () { runFind(query, true); }, findCache.has(query) ? 0 : FIND_DEBOUNCE);
     });
     findForm.addEventListener("submit", function (event) {
       event.preventDefault();
       var query = findInput.value.trim();
       if (query !== find.query) {
         clearTimeout(findTimer);
-        runFind(query).then(function () { goToMatch(1); });
+        runFind(query, true);
       } else {
         goToMatch(1);
       }
@@ -751,6 +738,47 @@
     var previous = document.getElementById("find-prev");
     if (previous) previous.addEventListener("click", function () { goToMatch(-1); });
   }
+
+  // ---- printing: every step on request ----------------------------------------------------
+
+  var printNote = document.getElementById("print-note");
+  var printing = false;
+
+  function printAll() {
+    // The window holds a screenful; a printout of the trajectory needs every step on the page.
+    if (printing) return;
+    if (!steps.windowed()) {
+      window.print(); // every step is on the page already
+      return;
+    }
+    printing = true;
+    var at = topVisibleStep();
+    if (stepStatus) stepStatus.textContent = "Preparing every step to print…";
+    steps.renderAll(function (done) {
+      if (stepStatus) stepStatus.textContent = "Preparing every step to print… " + done + " of " + total;
+    }).then(function () {
+      if (stepStatus) stepStatus.textContent = allSteps();
+      if (printNote) printNote.textContent = "";
+      window.print();
+      // print() returns once the dialog is closed (afterprint fires then too).
+      printing = false;
+      steps.resume(at).then(function (node) { scrollTo(node, "start"); });
+    }, function () {
+      printing = false;
+      if (stepStatus) stepStatus.textContent = "Could not load every step to print. Try again.";
+      steps.resume(at);
+    });
+  }
+
+  window.addEventListener("beforeprint", function () {
+    // Printing the page as it is prints the steps on it: say so, and how to get them all.
+    if (!printNote || !steps.windowed()) return;
+    var range = steps.range();
+    printNote.textContent = range[1] >= range[0] && (range[0] > 1 || range[1] < total)
+      ? "This printout holds steps " + range[0] + "–" + range[1] + " of " + total +
+        ". To print every step, use “Print all” above the steps."
+      : "";
+  });
 
   // ---- "show all" and "Show JSON": fetched when opened ------------------------------------
 

@@ -26,13 +26,14 @@ XSS = [
 ]
 
 
-def load_all(page):
-    """Scroll until the page has loaded every chunk."""
-    for _ in range(40):
-        if page.locator("#events-more").count() == 0 or page.locator("#events-more").is_hidden():
+def scroll_to_end(page, step: int):
+    """Scroll down as a reader would until `step` is on the page."""
+    page.mouse.move(640, 500)
+    for _ in range(400):
+        if page.locator(f"#step-{step}").count():
             return
-        page.locator("#events-more").scroll_into_view_if_needed()
-        page.wait_for_timeout(150)
+        page.mouse.wheel(0, 1500)
+        page.wait_for_timeout(60)
 
 
 def classes(page, step: int) -> str:
@@ -47,7 +48,9 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     bp.goto(trajectory.get_absolute_url())
     # The controls are the script's; the first chunk is server-rendered.
     page.wait_for_selector("#tools:not([hidden])")
-    assert page.locator("ol#events > li").count() == 100
+    # The server sent 100 cards; the window keeps those near the screen (issue 24).
+    page.wait_for_function("() => document.querySelectorAll('ol#events > li').length < 100")
+    assert page.locator("#step-1").count() == 1
     assert page.locator("#step-status").inner_text() == "All 260 steps"
     bp.screenshot("viewer-desktop-top")
 
@@ -56,8 +59,8 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     page.wait_for_function(
         "() => document.getElementById('step-5').classList.contains('is-current')"
     )
-    assert "is-later" in classes(page, 6) and "is-later" not in classes(page, 5)
-    assert page.locator("#step-6").is_hidden() and page.locator("#step-5").is_visible()
+    # Hidden later steps are not on the page at all (the window holds shown steps only).
+    assert page.locator("#step-6").count() == 0 and page.locator("#step-5").is_visible()
     assert page.locator("#step-status").inner_text().startswith("Step 5 of 260")
     bp.screenshot("viewer-desktop-step5")
     # Keys: j forward, k back, arrows too.
@@ -65,7 +68,7 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     page.wait_for_function(
         "() => document.getElementById('step-6').classList.contains('is-current')"
     )
-    assert page.locator("#step-6").is_visible() and page.locator("#step-7").is_hidden()
+    assert page.locator("#step-6").is_visible() and page.locator("#step-7").count() == 0
     page.keyboard.press("k")
     page.keyboard.press("ArrowLeft")
     page.wait_for_function(
@@ -79,6 +82,8 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     # Dim instead of hide: later steps stay in place.
     page.locator("#type-filter summary").click()
     page.locator("#dim-future").check()
+    page.wait_for_selector("#step-6")
+    assert "is-later" in classes(page, 6) and "is-later" not in classes(page, 5)
     assert page.locator("#step-6").is_visible()
     assert float(page.locator("#step-6").evaluate("el => getComputedStyle(el).opacity")) < 0.5
     page.locator("#type-filter summary").click()
@@ -104,17 +109,15 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     page.locator("#step-180 .ev-step").click()
     assert page.url.endswith("#step-180")
 
-    # Find: count, next, previous (steps of rounds 8, 80, 88, ... say "Round 8").
+    # Find as you type: count, the first match shown, next, previous (steps of rounds 8, 80,
+    # 88, ... say "Round 8").
     bp.goto(trajectory.get_absolute_url())
     page.wait_for_selector("#tools:not([hidden])")
     page.locator("#find-input").fill("round 8")
-    page.wait_for_function("() => /step/.test(document.getElementById('find-status').textContent)")
-    matches = re.match(r"(\d+) steps? · (\d+) match", page.locator("#find-status").inner_text())
-    assert matches and int(matches.group(1)) >= 2
-    page.locator("#find-input").press("Enter")
     page.wait_for_selector("mark.find-hit-current")
+    matches = re.match(r"1 / (\d+) steps? · (\d+) match", page.locator("#find-status").inner_text())
+    assert matches and int(matches.group(1)) >= 2
     first = page.locator("mark.find-hit-current").evaluate("m => m.closest('li').id")
-    assert page.locator("#find-status").inner_text().startswith("1 / ")
     page.locator("#find-next").click()
     page.wait_for_function(
         f"() => document.querySelector('mark.find-hit-current') && document.querySelector('mark.find-hit-current').closest('li').id !== '{first}'"
@@ -131,16 +134,18 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     page.locator("#type-filter summary").click()
     page.locator("#type-filter input[value=think]").uncheck()
     think = page.locator("#events li[data-type=think]")
-    assert think.count() > 0 and all(
-        not think.nth(i).is_visible() for i in range(min(think.count(), 5))
-    )
+    page.wait_for_function("() => !document.querySelector('#events li[data-type=think]')")
+    assert think.count() == 0  # a hidden type is not on the page at all
     assert "hidden" in page.locator("#filter-count").inner_text()
     assert page.locator("#events li[data-type=run]").first.is_visible()
     page.locator("#type-filter [data-types=all]").click()
+    page.wait_for_selector("#events li[data-type=think]")
     assert think.first.is_visible()
     page.locator("#type-filter summary").click()
 
     # Long output: cut server-side, "Show all" fetches the rest.
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_selector("#step-3")
     output = page.locator("#step-3")
     assert "test_case_119" in output.inner_text() and "test_case_60 " not in output.inner_text()
     output.locator("details.more > summary").click()
@@ -153,11 +158,16 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     page.wait_for_function("() => document.querySelector('#step-2 .json-body pre.json') !== null")
     assert '"action": "run"' in page.locator("#step-2 .json-body").inner_text()
 
-    # Scrolling to the end loads every chunk.
-    load_all(page)
+    # Scrolling to the end brings every step, a window of them at a time.
+    scroll_to_end(page, 260)
     page.wait_for_selector("#step-260", state="attached")
-    assert page.locator("ol#events > li").count() == 260
+    assert page.locator("ol#events > li").count() < 100
     # Screenshots are lazy images from our own storage.
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_selector("#step-1")
+    while page.locator("#events img").count() == 0:
+        page.mouse.wheel(0, 800)
+        page.wait_for_timeout(60)
     first_image = page.locator("#events img").first
     first_image.scroll_into_view_if_needed()
     page.wait_for_function(
@@ -185,7 +195,15 @@ def test_a_permalink_followed_while_the_last_step_loads_keeps_its_step_on_screen
     )
     assert page.locator("#step-260").count() == 0  # the last chunk is still to load
     held = []
-    page.route(re.compile(r"/events\?after=250\b"), lambda route: held.append(route))
+
+    def hold_the_end(route):
+        after = int(re.search(r"after=(\d+)", route.request.url).group(1))
+        if after >= 240:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/events\?after="), hold_the_end)
     page.locator("[data-go=last]").click()
     for _ in range(200):
         if held:
@@ -194,10 +212,13 @@ def test_a_permalink_followed_while_the_last_step_loads_keeps_its_step_on_screen
     assert held, "the last step's chunk was never asked for"
     bp.goto(trajectory.get_absolute_url() + "#step-180")
     page.wait_for_function(
-        "() => document.getElementById('step-180').classList.contains('is-target')"
+        "() => document.getElementById('step-180')?.classList.contains('is-target')"
     )
-    held[0].continue_()
-    page.wait_for_selector("#step-260", state="attached")
+    try:
+        held[0].continue_()
+    except Exception:  # noqa: BLE001 - the page gave up on it (aborted): also a pass
+        pass
+    page.wait_for_timeout(500)
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     box = page.locator("#step-180").bounding_box()
     assert box is not None and 0 <= box["y"] < page.viewport_size["height"], box

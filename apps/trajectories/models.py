@@ -332,3 +332,28 @@ class Tombstone(models.Model):
 
     def __str__(self) -> str:
         return f"deleted {self.share_id[:12]}"
+
+
+class EventSummary(models.Model):
+    """What a page view needs of a trajectory's events without reading them: the number of
+    events, the counts by type (the type filter) and the timeline strip (one letter a step, the
+    steps that failed, those with a screenshot). Written with the events (ingest, re-import;
+    services/summary.py), so a page reads one row whatever the trajectory's length.
+
+    Made only of each event's position, kind, type, source and a few keys of its data, which the
+    trajectory's chain fingerprint covers: the row is current while `chain_fingerprint` and
+    `total` match the trajectory's (selectors/viewer.py checks, and remakes it when not)."""
+
+    trajectory = models.OneToOneField(
+        Trajectory, on_delete=models.CASCADE, primary_key=True, related_name="event_summary"
+    )
+    chain_fingerprint = models.CharField(max_length=64, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    # [[type, number of events], ...], most frequent first.
+    types = models.JSONField(default=list)
+    families = models.TextField(blank=True)
+    errors = models.JSONField(default=list)
+    screenshots = models.JSONField(default=list)
+
+    def __str__(self) -> str:
+        return f"summary of {self.trajectory_id} ({self.total} events)"

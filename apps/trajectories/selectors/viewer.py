@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.trajectories.models import (
     Event,
+    EventSummary,
     Image,
     ReviewState,
     Tombstone,
@@ -30,6 +31,13 @@ from apps.trajectories.selectors.redactions import (
     index_usable,
     text_digest,
     with_redaction_index,
+)
+from apps.trajectories.services.summary import (
+    EXIT_CODE_PATHS,
+    SCREENSHOT_PATHS,
+    SUMMARY_FIELDS,
+    Summary,
+    event_summary_save,
 )
 
 if TYPE_CHECKING:
@@ -166,15 +174,42 @@ def chain_members(trajectory: Trajectory) -> list[Trajectory]:
     )
 
 
-def event_type_counts(trajectory: Trajectory) -> list[tuple[str, int]]:
-    """(type, number of events) for the type filter, most frequent first. One query."""
+def event_summary(trajectory: Trajectory, *, timeline: bool = False) -> EventSummary:
+    """The stored summary of the trajectory's events (counts by type, total; with `timeline`,
+    the strip too). One query of one row, whatever the number of events. A summary that is
+    missing or no longer matches the events (stored before summaries existed, or by a path that
+    wrote events without one) is made from the events' small columns (one more query) and
+    stored, so the next view reads one row again."""
+    fields = SUMMARY_FIELDS if timeline else ("chain_fingerprint", "total", "types")
+    row = EventSummary.objects.filter(trajectory_id=trajectory.pk).only(*fields).first()
+    if (
+        row is not None
+        and row.chain_fingerprint == trajectory.chain_fingerprint
+        and row.total == trajectory.num_events
+    ):
+        return row
+    return event_summary_save(trajectory_id=trajectory.pk, summary=summary_from_events(trajectory))
+
+
+def summary_from_events(trajectory: Trajectory) -> Summary:
+    """The summary made from the stored events: one query; it reads only a few small JSON keys
+    of each event, never its text."""
+    from django.db.models.fields.json import KT
+    from django.db.models.functions import Coalesce
+
     rows = (
         Event.objects.filter(trajectory=trajectory)
-        .values_list("type")
-        .annotate(n=Count("id"))
-        .order_by()
+        .order_by("position")
+        .annotate(
+            exit_code=Coalesce(*(KT("data__" + "__".join(path)) for path in EXIT_CODE_PATHS)),
+            shot=Coalesce(*(KT("data__" + "__".join(path)) for path in SCREENSHOT_PATHS)),
+        )
+        .values_list("position", "kind", "type", "source", "exit_code", "shot")
     )
-    return sorted(((type_, n) for type_, n in rows), key=lambda row: (-row[1], row[0]))
+    summary = Summary(chain_fingerprint=trajectory.chain_fingerprint)
+    for row in rows.iterator(chunk_size=2000):
+        summary.add(*row)
+    return summary
 
 
 def event_chunk(trajectory: Trajectory, *, start: int, limit: int) -> list[Event]:
@@ -262,62 +297,13 @@ def image_for(trajectory: Trajectory, sha256: str) -> Image:
     return image
 
 
-# One letter per step for the timeline strip (viewer.js draws it): the card family its kind
-# and type usually get.
-TIMELINE_FAMILIES = {
-    "run": "c",
-    "run_ipython": "c",
-    "edit": "e",
-    "write": "e",
-    "read": "f",
-    "browse": "b",
-    "browse_interactive": "b",
-    "think": "t",
-    "finish": "d",
-    "error": "x",
-}
-
-
-def _family(kind: str, type_: str, source: str) -> str:
-    if type_ in ("error", "AgentErrorEvent"):
-        return "x"
-    if kind == "message":
-        return "u" if source == "user" else "a"
-    if kind == "system":
-        return "s"
-    if kind == "observation":
-        return "b" if type_.startswith("browse") else "o"
-    return TIMELINE_FAMILIES.get(type_, "t" if type_ == "think" else "k")
-
-
 def event_timeline(trajectory: Trajectory) -> dict[str, Any]:
     """Every step as one letter (its family), plus the steps that failed (a non-zero exit code,
-    an error) and those with a screenshot, for the strip above the steps. One query; it reads
-    only a few small JSON keys of each event, never its text."""
-    from django.db.models.fields.json import KT
-    from django.db.models.functions import Coalesce
-
-    rows = (
-        Event.objects.filter(trajectory=trajectory)
-        .order_by("position")
-        .annotate(
-            exit_code=Coalesce(
-                KT("data__extras__metadata__exit_code"),
-                KT("data__observation__exit_code"),
-                KT("data__observation__metadata__exit_code"),
-            ),
-            shot=Coalesce(KT("data__extras__screenshot"), KT("data__observation__screenshot_data")),
-        )
-        .values_list("position", "kind", "type", "source", "exit_code", "shot")
-    )
-    letters: list[str] = []
-    errors: list[int] = []
-    shots: list[int] = []
-    for position, kind, type_, source, exit_code, shot in rows.iterator(chunk_size=2000):
-        family = _family(kind, type_, source)
-        letters.append(family)
-        if family == "x" or (exit_code not in (None, "", "0", "-1") and kind == "observation"):
-            errors.append(position + 1)
-        if shot:
-            shots.append(position + 1)
-    return {"families": "".join(letters), "errors": errors, "screenshots": shots}
+    an error) and those with a screenshot, for the strip above the steps: the stored summary's
+    (one row)."""
+    summary = event_summary(trajectory, timeline=True)
+    return {
+        "families": summary.families,
+        "errors": summary.errors,
+        "screenshots": summary.screenshots,
+    }

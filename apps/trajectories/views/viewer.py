@@ -38,8 +38,8 @@ from apps.trajectories.selectors.viewer import (
     event_chunk,
     event_chunk_before,
     event_find,
+    event_summary,
     event_timeline,
-    event_type_counts,
     image_for,
     public_share_status,
     trajectory_access,
@@ -221,8 +221,9 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         response["X-Robots-Tag"] = "noindex, nofollow"
         return response
     trajectory = access.trajectory
-    type_counts = event_type_counts(trajectory)
-    total = sum(count for _, count in type_counts)
+    summary = event_summary(trajectory)
+    type_counts = [(type_, n) for type_, n in summary.types]
+    total = summary.total
     after = _int(request.GET.get("after"), 0, high=max(total - 1, 0))
     chunk = render_chunk(access, after=after, limit=FIRST_EVENTS, budget=FIRST_BYTES)
     ctx = _context(access, ())

@@ -450,6 +450,11 @@ def reused_trajectory(events: int, *, seed: str, title: str):
         .first()
     )
     if found is not None:
+        from apps.trajectories.services import trajectory_redaction_index_refresh
+
+        # A no-op when current; makes what a newer schema adds (the find index).
+        trajectory_redaction_index_refresh(trajectory_id=found.pk)
+        found.refresh_from_db()
         return found
     trajectory, _ = make_trajectory(events, 0, 0, 0, title=title, seed=seed)
     return trajectory

@@ -357,3 +357,34 @@ class EventSummary(models.Model):
 
     def __str__(self) -> str:
         return f"summary of {self.trajectory_id} ({self.total} events)"
+
+
+class FindIndex(models.Model):
+    """A trajectory's find index (services/find_index.py): every word of its events' redacted
+    text, with the steps it is in and how often, so that find answers from the words a query
+    matches instead of reading every event. Made from the redacted text only (never the raw
+    text) by the redaction index's refresh, after the scan and after every change of the map;
+    read only while `indexed_at` equals the trajectory's (a database trigger clears that on any
+    change of the map, and a re-share or re-import clears it with the events)."""
+
+    trajectory = models.OneToOneField(
+        Trajectory, on_delete=models.CASCADE, primary_key=True, related_name="find_index"
+    )
+    indexed_at = models.DateTimeField()
+    chain_fingerprint = models.CharField(max_length=64, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    # The casefolded words, one a line between newlines ("\nword\n...\n"): a query is looked
+    # for in this text, so a word matches anywhere inside, as a browser's find does.
+    terms = models.TextField(blank=True)
+    # The event types, whose postings follow the words' (a query matches a step's type too).
+    types = models.JSONField(default=list)
+    # uint32 little-endian: offsets[i] .. offsets[i+1] are term i's (step, count) pairs in
+    # `postings` (term i being the i-th word, then the types).
+    offsets = models.BinaryField()
+    postings = models.BinaryField()
+    # uint32 positions of the events whose redacted text differs from their text (the owner
+    # sees the text: find reads those few events' text for the owner).
+    replaced = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"find index of {self.trajectory_id}"

@@ -24,14 +24,9 @@ from apps.trajectories.models import (
     Trajectory,
     Visibility,
 )
-from apps.trajectories.redaction import redactor
 from apps.trajectories.selectors import can_manage, is_share_id
-from apps.trajectories.selectors.redactions import (
-    full_redactions,
-    index_usable,
-    text_digest,
-    with_redaction_index,
-)
+from apps.trajectories.selectors.find import Found, find_by_index, find_by_reading
+from apps.trajectories.selectors.redactions import with_redaction_index
 from apps.trajectories.services.summary import (
     EXIT_CODE_PATHS,
     SCREENSHOT_PATHS,
@@ -47,7 +42,6 @@ UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 # Raster formats, which a browser only ever shows (never SVG or HTML, which it would run): what
 # ingest stores (services/events.py sniffs the bytes), and all that the image endpoints serve.
 SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
-FIND_MAX_STEPS = 5000
 # Never shown on the page (search text can be 200 KB; the email and password hashes are secret).
 HEAVY_FIELDS = ("search_text", "search_vector", "contact_email", "deletion_password_hashes")
 
@@ -237,55 +231,18 @@ def event_at(trajectory: Trajectory, position: int) -> Event:
     return event
 
 
-def event_find(
-    trajectory: Trajectory, query: str, *, show_original: bool
-) -> tuple[list[tuple[int, int, str]], int]:
-    """Steps whose text contains `query` (case-insensitive), with the number of hits in each.
+def event_find(trajectory: Trajectory, query: str, *, show_original: bool) -> Found:
+    """Steps whose text contains `query` (case-insensitive), with the number of hits in each
+    (a step whose type contains it counts one more), in step order, and the hits in all.
 
-    Visitors' matches are over the redacted text, so a search cannot reveal a redacted value:
-    each event's stored redacted text where the trajectory's redaction index is current and the
-    event's digest matches its text (no redaction in the request), else the text redacted with
-    the full map. Returns ([(step, hits, type)], total hits). One query (two when an event is
-    not indexed and the map was not loaded).
-    """
-    needle = query.casefold()
-    found: list[tuple[int, int, str]] = []
-    total = 0
-    events = Event.objects.filter(trajectory=trajectory).order_by("position")
-    indexed = not show_original and index_usable(trajectory)
-    full: list[Any] = []  # the full map's redactor, made only if an event needs it
-
-    def redact(text: str) -> str:
-        if show_original:
-            return text
-        if not full:
-            # Only string entries, as the page's Marks takes them.
-            full.append(
-                redactor(
-                    {
-                        key: value
-                        for key, value in full_redactions(trajectory).items()
-                        if key and isinstance(key, str) and isinstance(value, str)
-                    }
-                )
-            )
-        return full[0](text)
-
-    rows = events.values_list("position", "type", "text", "redacted_text", "index_digest")
-    for position, type_, text, redacted, digest in rows.iterator(chunk_size=500):
-        text = text or ""
-        if indexed and digest and digest[:16] == text_digest(text):
-            haystack = (text if redacted is None else redacted).casefold()
-        else:
-            haystack = redact(text).casefold()
-        hits = haystack.count(needle)
-        if needle in (type_ or "").casefold():
-            hits += 1
-        if hits:
-            total += hits
-            if len(found) < FIND_MAX_STEPS:
-                found.append((position + 1, hits, type_))
-    return found, total
+    Visitors' matches are over the redacted text, so a search cannot reveal a redacted value.
+    Answered from the trajectory's find index where it is current (selectors/find.py: the
+    index's row and the slices of the words matched, a fixed number of queries), else by
+    reading every event as before."""
+    found = find_by_index(trajectory, query, show_original=show_original)
+    if found is None:
+        found = find_by_reading(trajectory, query, show_original=show_original)
+    return found
 
 
 def image_for(trajectory: Trajectory, sha256: str) -> Image:

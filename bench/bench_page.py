@@ -474,41 +474,40 @@ def bench_lengths(args) -> int:
         for n in lengths
     }
     visitor = Client()
-    results: dict[int, dict[str, list[float]]] = {}
+    results: dict[int, dict[str, list[float]]] = {n: {} for n in lengths}
+    plans = {}
+    for n, trajectory in made.items():
+        base = trajectory.get_absolute_url()
+        urls = {
+            "page": base,
+            "events?after=100": f"{base}events?after=100",
+            "timeline": f"{base}timeline",
+            "find?q=contacts": f"{base}find?q=contacts",
+            "find?q=error": f"{base}find?q=error",
+            "find?q=cargo test": f"{base}find?q=cargo%20test",
+        }
+        for url in urls.values():
+            assert visitor.get(url).status_code == 200, url
+        with CaptureQueriesContext(connection) as captured:
+            visitor.get(base)
+        plans[n] = (urls, [query["sql"] for query in captured.captured_queries])
+        results[n]["queries"] = [float(len(plans[n][1]))]
     with psycopg.connect(DATABASE_URL) as conn:
-        for n, trajectory in made.items():
-            base = trajectory.get_absolute_url()
-            urls = {
-                "page": base,
-                "events?after=100": f"{base}events?after=100",
-                "timeline": f"{base}timeline",
-                "find?q=contacts": f"{base}find?q=contacts",
-                "find?q=error": f"{base}find?q=error",
-            }
-            for url in urls.values():
-                assert visitor.get(url).status_code == 200, url
-            with CaptureQueriesContext(connection) as captured:
-                visitor.get(base)
-            page_sql = [query["sql"] for query in captured.captured_queries]
-
-            def run_sql(page_sql=page_sql):
-                for sql in page_sql:
-                    conn.execute(sql).fetchall()
-
-            run_sql()
-            row: dict[str, list[float]] = {}
-            # Alternated request by request, so that a change of load moves every figure.
-            for _ in range(args.runs):
+        # Round robin over lengths and views, request by request, so that a change of load
+        # moves every figure alike.
+        for _ in range(args.runs):
+            for n in lengths:
+                urls, page_sql = plans[n]
+                row = results[n]
                 for name, url in urls.items():
                     started = time.perf_counter()
                     visitor.get(url)
                     row.setdefault(name, []).append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
-                run_sql()
+                for sql in page_sql:
+                    conn.execute(sql).fetchall()
                 row.setdefault("floor: page SQL", []).append((time.perf_counter() - started) * 1000)
-            row["queries"] = [float(len(page_sql))]
-            results[n] = row
-    names = [name for name in next(iter(results.values())) if name != "queries"]
+    names = [name for name in results[lengths[0]] if name != "queries"]
     print()
     print(f"{'median ms (p95)':<22}" + "".join(f"{n:>20,}" for n in lengths))
     for name in names:

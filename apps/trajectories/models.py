@@ -354,6 +354,10 @@ class EventSummary(models.Model):
     families = models.TextField(blank=True)
     errors = models.JSONField(default=list)
     screenshots = models.JSONField(default=list)
+    # What /compare/ aligns, for the first COMPARE_MAX_STEPS steps: [kind, type, source,
+    # signature, digest of the summary] a step (selectors/compare.py); null: not made yet. The
+    # summaries themselves are read only for the rows a page shows.
+    compare_steps = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"summary of {self.trajectory_id} ({self.total} events)"

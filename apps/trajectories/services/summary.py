@@ -14,6 +14,13 @@ from typing import Any
 import orjson
 
 from apps.trajectories.models import EventSummary
+from apps.trajectories.selectors.compare import (
+    COMMAND_PATHS,
+    COMPARE_MAX_STEPS,
+    SUMMARY_CHARS,
+    steps_from_rows,
+    stored_rows,
+)
 
 # One letter per step for the timeline strip (viewer.js draws it): the card family its kind
 # and type usually get.
@@ -36,7 +43,17 @@ EXIT_CODE_PATHS = (
     ("observation", "metadata", "exit_code"),
 )
 SCREENSHOT_PATHS = (("extras", "screenshot"), ("observation", "screenshot_data"))
-SUMMARY_FIELDS = ("chain_fingerprint", "total", "types", "families", "errors", "screenshots")
+# compare's command paths as keys ("data__args__command" -> ("args", "command")).
+COMMAND_KEYS = tuple(tuple(path.split("__")[1:]) for path in COMMAND_PATHS)
+SUMMARY_FIELDS = (
+    "chain_fingerprint",
+    "total",
+    "types",
+    "families",
+    "errors",
+    "screenshots",
+    "compare_steps",
+)
 
 
 def family(kind: str, type_: str, source: str) -> str:
@@ -83,6 +100,7 @@ class Summary:
     letters: list[str] = field(default_factory=list)
     errors: list[int] = field(default_factory=list)
     screenshots: list[int] = field(default_factory=list)
+    compare_steps: list[list[str]] | None = None
 
     def add(
         self,
@@ -112,14 +130,30 @@ class Summary:
             families="".join(self.letters),
             errors=self.errors,
             screenshots=self.screenshots,
+            compare_steps=self.compare_steps,
         )
 
 
 def summary_of(events: Iterable[Any], chain_fingerprint: str) -> Summary:
     """Of event rows with position, kind, type, source and data (ingest's prepared events)."""
     summary = Summary(chain_fingerprint=chain_fingerprint)
+    heads: list[tuple[int, str, str, str, str, str | None]] = []
     for event in events:
         summary.add(event.position, event.kind, event.type, event.source, *data_marks(event.data))
+        if len(heads) < COMPARE_MAX_STEPS:
+            command = _first(event.data, COMMAND_KEYS)
+            heads.append(
+                (
+                    event.position,
+                    event.kind,
+                    event.type,
+                    event.source,
+                    (event.text or "")[:SUMMARY_CHARS],
+                    None if command is None else command[:SUMMARY_CHARS],
+                )
+            )
+    # What /compare/ aligns, made here from the events in hand (selectors/compare.py).
+    summary.compare_steps = stored_rows(steps_from_rows(heads))
     return summary
 
 

@@ -365,3 +365,63 @@ class Tombstone(models.Model):
 
     def __str__(self) -> str:
         return f"deleted {self.share_id[:12]}"
+
+
+class EventSummary(models.Model):
+    """What a page view needs of a trajectory's events without reading them: the number of
+    events, the counts by type (the type filter) and the timeline strip (one letter a step, the
+    steps that failed, those with a screenshot). Written with the events (ingest, re-import;
+    services/summary.py), so a page reads one row whatever the trajectory's length.
+
+    Made only of each event's position, kind, type, source and a few keys of its data, which the
+    trajectory's chain fingerprint covers: the row is current while `chain_fingerprint` and
+    `total` match the trajectory's (selectors/viewer.py checks, and remakes it when not)."""
+
+    trajectory = models.OneToOneField(
+        Trajectory, on_delete=models.CASCADE, primary_key=True, related_name="event_summary"
+    )
+    chain_fingerprint = models.CharField(max_length=64, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    # [[type, number of events], ...], most frequent first.
+    types = models.JSONField(default=list)
+    families = models.TextField(blank=True)
+    errors = models.JSONField(default=list)
+    screenshots = models.JSONField(default=list)
+    # What /compare/ aligns, for the first COMPARE_MAX_STEPS steps: [kind, type, source,
+    # signature, digest of the summary] a step (selectors/compare.py); null: not made yet. The
+    # summaries themselves are read only for the rows a page shows.
+    compare_steps = models.JSONField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"summary of {self.trajectory_id} ({self.total} events)"
+
+
+class FindIndex(models.Model):
+    """A trajectory's find index (services/find_index.py): every word of its events' redacted
+    text, with the steps it is in and how often, so that find answers from the words a query
+    matches instead of reading every event. Made from the redacted text only (never the raw
+    text) by the redaction index's refresh, after the scan and after every change of the map;
+    read only while `indexed_at` equals the trajectory's (a database trigger clears that on any
+    change of the map, and a re-share or re-import clears it with the events)."""
+
+    trajectory = models.OneToOneField(
+        Trajectory, on_delete=models.CASCADE, primary_key=True, related_name="find_index"
+    )
+    indexed_at = models.DateTimeField()
+    chain_fingerprint = models.CharField(max_length=64, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    # The casefolded words, one a line between newlines ("\nword\n...\n"): a query is looked
+    # for in this text, so a word matches anywhere inside, as a browser's find does.
+    terms = models.TextField(blank=True)
+    # The event types, whose postings follow the words' (a query matches a step's type too).
+    types = models.JSONField(default=list)
+    # uint32 little-endian: offsets[i] .. offsets[i+1] are term i's (step, count) pairs in
+    # `postings` (term i being the i-th word, then the types).
+    offsets = models.BinaryField()
+    postings = models.BinaryField()
+    # uint32 positions of the events whose redacted text differs from their text (the owner
+    # sees the text: find reads those few events' text for the owner).
+    replaced = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"find index of {self.trajectory_id}"

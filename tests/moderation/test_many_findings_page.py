@@ -442,7 +442,7 @@ def test_the_sweep_and_the_command_index_trajectories_stored_before_the_index(mi
     from django.apps import apps as registry
     from django.core.management import call_command
 
-    from apps.trajectories.models import Event
+    from apps.trajectories.models import Event, FindIndex
     from apps.trajectories.tasks import redaction_index_sweep
 
     index_migration = importlib.import_module("apps.trajectories.migrations.0008_redaction_index")
@@ -465,5 +465,7 @@ def test_the_sweep_and_the_command_index_trajectories_stored_before_the_index(mi
     assert index_of(mixed) == built and not index_of(private)[0]
     out = io.StringIO()
     call_command("index_redactions", stdout=out)
-    assert "indexed 1 trajectories" in out.getvalue() and index_of(private)[0]
+    # The private one's index, and find's index of the one the migration indexed (issue 24).
+    assert "indexed 2 trajectories" in out.getvalue() and index_of(private)[0]
+    assert FindIndex.objects.filter(trajectory=empty).exists()
     assert index_of(private) == rebuilt(private)

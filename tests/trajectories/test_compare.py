@@ -212,11 +212,47 @@ def test_a_fixed_number_of_queries(owner, django_assert_num_queries):
         visibility="public",
         index=0,
     )
-    with django_assert_num_queries(4):  # each side's access, each side's steps
+    # Each side's access, its stored steps (signatures), the summaries of the rows shown.
+    with django_assert_num_queries(6):
         response = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}")
     assert response.status_code == 200
     rows = re.findall(r'<tr class="cmp-(\w+(?:-\w)?)">', response.content.decode())
     assert "only-a" in rows and "only-b" in rows and "same" in rows
+
+
+def test_stored_steps_give_the_page_reading_every_event_gives(owner, django_assert_num_queries):
+    """Issue 24: the alignment from the signatures stored at ingest, the summaries read for the
+    rows shown only; the same page as steps read from every event (the path of trajectories
+    stored before)."""
+    from django.core.cache import cache
+
+    from apps.trajectories.models import EventSummary
+    from apps.trajectories.selectors.compare import align_key, compare_steps_forget
+
+    a = ingest(v0([f"cmd {n}" for n in range(300)], "Task"), owner=owner, visibility="public")
+    b = ingest(
+        v0([f"cmd {n}" for n in range(0, 600, 3)], "Task 2"),
+        owner=owner,
+        visibility="public",
+        index=0,
+    )
+    pair = f"a={a.share_id}&b={b.share_id}"
+    stored = EventSummary.objects.get(trajectory=a).compare_steps
+    assert isinstance(stored, list) and len(stored) == 601
+    pages = {}
+    for name in ("stored", "read"):
+        if name == "read":
+            EventSummary.objects.update(compare_steps=None)
+        for share_id in (a.share_id, b.share_id):
+            compare_steps_forget(share_id)
+        cache.delete(align_key(a, b))
+        pages[name] = [
+            Client().get(f"/compare/{path}").content
+            for path in (f"?{pair}", f"rows?{pair}&from=200")
+        ]
+    assert pages["stored"] == pages["read"]
+    # Reading them made them again, for the next reader.
+    assert EventSummary.objects.get(trajectory=a).compare_steps == stored
 
 
 def test_rows_page_on(owner, django_assert_num_queries):
@@ -236,7 +272,8 @@ def test_rows_page_on(owner, django_assert_num_queries):
     end = Client().get(f"/compare/?{pair}&from=600").content.decode()
     assert end.count("<tr class=") == 1 and 'id="cmp-more"' not in end
     # The fragments compare.js appends: the rows after `from`, and where the next ones start.
-    with django_assert_num_queries(2):  # each side's access; steps and alignment cached
+    # Each side's access, stored steps and the summaries of these rows; the alignment cached.
+    with django_assert_num_queries(6):
         chunk = Client().get(f"/compare/rows?{pair}&from=200")
     assert chunk.status_code == 200 and chunk["X-Next-From"] == "400"
     assert chunk["Cache-Control"] == "private, no-cache"
@@ -272,25 +309,34 @@ def test_row_fragments_follow_each_sides_visibility(owner, other_user):
     assert Client().get(f"/compare/rows?a={public.share_id}").status_code == 404
 
 
-def test_steps_are_cached_until_stored_again_or_deleted(
+def test_steps_are_kept_until_stored_again_or_deleted(
     owner, django_assert_num_queries, django_capture_on_commit_callbacks
 ):
     from django.core.cache import cache
 
+    from apps.trajectories.models import EventSummary
     from apps.trajectories.services import trajectory_delete
 
     a = ingest(v0(["ls", "pytest"], "Task"), owner=owner, visibility="public")
     b = ingest(v0(["ls", "make"], "Task 2"), owner=owner, visibility="public", index=0)
     url = f"/compare/?a={a.share_id}&b={b.share_id}"
     first = Client().get(url).content
-    with django_assert_num_queries(2):  # the two access checks; steps and rows from the cache
+    # The two access checks, the stored steps, the summaries of the rows shown.
+    with django_assert_num_queries(6):
         again = Client().get(url)
     assert again.status_code == 200 and again.content == first
+    # No text in the cache: the stored steps hold signatures and digests only.
+    assert cache.get(f"compare:steps:{a.share_id}") is None
+    # A trajectory with no stored steps (stored before them) reads every event once, caches
+    # the steps with their text and stores the steps for the next reader.
+    EventSummary.objects.filter(trajectory=a).delete()
+    assert Client().get(url).content == first
     assert cache.get(f"compare:steps:{a.share_id}") is not None
     with django_capture_on_commit_callbacks(execute=True):
         trajectory_delete(trajectory=a, reason="owner")
-    # Its text goes at once, the cached step summaries too.
+    # Its text goes at once, the cached step summaries and the stored steps too.
     assert cache.get(f"compare:steps:{a.share_id}") is None
+    assert not EventSummary.objects.filter(trajectory_id=a.pk).exists()
     assert Client().get(url).status_code == 404
 
 

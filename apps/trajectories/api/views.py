@@ -151,8 +151,9 @@ class TrajectoryListView(JsonApiView):
                 queryset = queryset.filter(**{name: value})
         else:
             queryset = selectors.trajectory_list_public()
+        # Not the metadata either (an evaluation row's can be large): a list does not show it.
         queryset = with_redaction_index(
-            queryset.defer("search_text", "search_vector", "deletion_password_hashes")
+            queryset.defer("search_text", "search_vector", "deletion_password_hashes", "metadata")
         )
         filterset = TrajectoryFilter(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, overload
 
@@ -21,7 +21,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import MD5, Coalesce, Substr
 
-from apps.trajectories.models import Event, Trajectory
+from apps.trajectories.models import Event, EventSummary, Trajectory
 from apps.trajectories.redaction import Matcher
 from apps.trajectories.selectors.redactions import full_redactions, map_digest
 
@@ -40,9 +40,8 @@ class Step(NamedTuple):
     kind: str
     type: str
     source: str
-    # The start of the event's text (SUMMARY_CHARS, or up to the end of an original of the map
-    # that starts before that), unredacted: the view redacts it whole for its reader, then shows
-    # the first line.
+    # The start of the event's text (SUMMARY_CHARS), unredacted: the view redacts it whole for
+    # its reader, then shows the first line.
     summary: str
     signature: str
 
@@ -74,6 +73,12 @@ class Alignment:
 
     def rows(self, start: int, stop: int) -> list[Row]:
         left, right = self.left, self.right
+        shown = self.pairs[start:stop]
+        # Stored steps read the summaries of these rows only (one query a side).
+        if isinstance(left, StoredSteps):
+            left.prefetch(i for i, _j, _s in shown)
+        if isinstance(right, StoredSteps):
+            right.prefetch(j for _i, j, _s in shown)
         return [
             Row(left[i] if i >= 0 else None, right[j] if j >= 0 else None, status)
             for i, j, status in self.pairs[start:stop]
@@ -149,7 +154,20 @@ def compare_steps(trajectory: Trajectory) -> Sequence[Step]:
     2,000 steps, while the steps of a stored trajectory only change when it is stored again
     (its updated_at moves) or its map changes (where summaries are cut depends on it), and go
     when it is deleted (compare_steps_forget, on trajectory_deleted). The summaries are kept
-    unredacted, like the rows they come from: each reader's page redacts them."""
+    unredacted, like the rows they come from: each reader's page redacts them. The stored rows
+    hold no text (signatures and digests of the summaries); a page reads the summaries of the
+    rows it shows, cut by the current map (_read_steps)."""
+    stored = (
+        EventSummary.objects.filter(
+            trajectory_id=trajectory.pk,
+            chain_fingerprint=trajectory.chain_fingerprint,
+            total=trajectory.num_events,
+        )
+        .values_list("compare_steps", flat=True)
+        .first()
+    )
+    if isinstance(stored, list):
+        return StoredSteps(trajectory, stored)
     stamp = (
         trajectory.updated_at.isoformat() if trajectory.updated_at else "",
         trajectory.num_events,
@@ -159,6 +177,13 @@ def compare_steps(trajectory: Trajectory) -> Sequence[Step]:
     if cached is not None and tuple(cached[0]) == stamp:
         return CachedSteps(cached[1])
     steps = _read_steps(trajectory)
+    # Kept with the summary for the next reader (stored before ingest made them: a summary
+    # row without them); the text stays in the cache below only.
+    EventSummary.objects.filter(
+        trajectory_id=trajectory.pk,
+        chain_fingerprint=trajectory.chain_fingerprint,
+        total=trajectory.num_events,
+    ).update(compare_steps=stored_rows(steps))
     cache.set(
         _steps_key(trajectory.share_id),
         (stamp, [tuple(step) for step in steps]),  # plain tuples: no class path per item
@@ -183,21 +208,34 @@ def _cut(text: str, matcher: Matcher) -> str:
     return text[:end]
 
 
-def _read_steps(trajectory: Trajectory) -> list[Step]:
+def _read_steps(trajectory: Trajectory, positions: Sequence[int] | None = None) -> list[Step]:
     """An action's command (or the first line of its text), anything else's first line (of the
-    first SUMMARY_CHARS of its text, cut by _cut). One query."""
+    first SUMMARY_CHARS of its text, cut by _cut). One query. With `positions`: only those steps'
+    (their signatures then lack the action before them: only their summaries are used)."""
     redactions = full_redactions(trajectory)
     matcher = Matcher(redactions)
     # As far as an original that starts within the summary can reach (a Base64 PEM key on one
     # line is thousands of characters), so that it is read whole and is redacted whole.
     reach = SUMMARY_CHARS + max(map(len, redactions), default=0)
     command = Substr(Coalesce(*(KT(path) for path in COMMAND_PATHS)), 1, reach)
+    events = Event.objects.filter(trajectory=trajectory)
+    if positions is not None:
+        events = events.filter(position__in=list(positions))
     rows = (
-        Event.objects.filter(trajectory=trajectory)
-        .order_by("position")
+        events.order_by("position")
         .annotate(head=Substr("text", 1, reach), command=command)
         .values_list("position", "kind", "type", "source", "head", "command")[:COMPARE_MAX_STEPS]
     )
+    return steps_from_rows(rows, matcher)
+
+
+def steps_from_rows(
+    rows: Iterable[tuple[int, str, str, str, str | None, str | None]],
+    matcher: Matcher | None = None,
+) -> list[Step]:
+    """Steps of (position, kind, type, source, start of the text, command) rows in step order,
+    each summary cut by _cut (at ingest there is no map yet: plain SUMMARY_CHARS)."""
+    matcher = matcher if matcher is not None else Matcher({})
     steps = []
     last_action = ""
     for position, kind, type_, source, head, cmd in rows:
@@ -216,17 +254,75 @@ def _read_steps(trajectory: Trajectory) -> list[Step]:
     return steps
 
 
+def summary_digest(summary: str) -> str:
+    return hashlib.blake2b(summary.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def stored_rows(steps: Sequence[Step]) -> list[list[str]]:
+    """What EventSummary.compare_steps keeps of steps: no text, a digest of each summary."""
+    return [[s.kind, s.type, s.source, s.signature, summary_digest(s.summary)] for s in steps]
+
+
+class StoredSteps(Sequence[Step]):
+    """Steps from the trajectory's stored compare rows: signatures and summary digests for the
+    alignment, and the summaries read only for the rows a page shows (`prefetch`)."""
+
+    def __init__(self, trajectory: Trajectory, rows: list[list[str]]):
+        self.trajectory = trajectory
+        self._rows = rows
+        self._summaries: dict[int, str] = {}
+
+    @property
+    def signatures(self) -> list[str]:
+        return [row[3] for row in self._rows]
+
+    @property
+    def sameness(self) -> list[str]:
+        return [row[4] for row in self._rows]
+
+    def prefetch(self, indexes: Iterable[int]) -> None:
+        wanted = [i for i in set(indexes) if i >= 0 and i not in self._summaries]
+        if wanted:
+            for step in _read_steps(self.trajectory, wanted):
+                self._summaries[step.step - 1] = step.summary
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _step(self, index: int) -> Step:
+        kind, type_, source, signature, _digest = self._rows[index]
+        return Step(index + 1, kind, type_, source, self._summaries.get(index, ""), signature)
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
+        if isinstance(index, slice):
+            return [self._step(i) for i in range(*index.indices(len(self._rows)))]
+        return self._step(index if index >= 0 else len(self._rows) + index)
+
+
+def _signatures(steps: Sequence[Step]) -> list[str]:
+    return steps.signatures if isinstance(steps, StoredSteps) else [s.signature for s in steps]
+
+
+def _sameness(steps: Sequence[Step]) -> list[str]:
+    if isinstance(steps, StoredSteps):
+        return steps.sameness
+    return [summary_digest(s.summary) for s in steps]
+
+
 def align_pairs(left: Sequence[Step], right: Sequence[Step]) -> list[tuple[int, int, str]]:
     """Both step lists side by side as (index in left, index in right, status) rows, -1 where
     one side has a gap: matching steps share a row."""
-    matcher = difflib.SequenceMatcher(
-        a=[s.signature for s in left], b=[s.signature for s in right], autojunk=False
-    )
+    matcher = difflib.SequenceMatcher(a=_signatures(left), b=_signatures(right), autojunk=False)
+    same_left, same_right = _sameness(left), _sameness(right)
     pairs: list[tuple[int, int, str]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                same = left[i].summary == right[j].summary
+                same = same_left[i] == same_right[j]
                 pairs.append((i, j, "same" if same else "differs"))
         elif tag == "replace":
             # Different steps at the same point: side by side as far as both go, then gaps.
@@ -250,7 +346,7 @@ def align(left: Sequence[Step], right: Sequence[Step]) -> list[Row]:
 
 def _stamp(trajectory: Trajectory) -> str:
     updated = trajectory.updated_at.isoformat() if trajectory.updated_at else ""
-    return f"{trajectory.share_id}:{updated}:{trajectory.num_events}:{_map_stamp(trajectory)}"
+    return f"{trajectory.share_id}:{updated}:{trajectory.num_events}"
 
 
 def align_key(a: Trajectory, b: Trajectory) -> str:

@@ -12,24 +12,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.trajectories.models import (
     Event,
+    EventSummary,
     Image,
     ReviewState,
     Tombstone,
     Trajectory,
     Visibility,
 )
-from apps.trajectories.redaction import redactor
 from apps.trajectories.selectors import can_manage, is_share_id
-from apps.trajectories.selectors.redactions import (
-    full_redactions,
-    index_usable,
-    text_digest,
-    with_redaction_index,
+from apps.trajectories.selectors.find import Found, find_by_index, find_by_reading
+from apps.trajectories.selectors.redactions import with_redaction_index
+from apps.trajectories.services.summary import (
+    EXIT_CODE_PATHS,
+    SCREENSHOT_PATHS,
+    SUMMARY_FIELDS,
+    Summary,
+    event_summary_save,
 )
 
 if TYPE_CHECKING:
@@ -39,7 +42,6 @@ UNLOCKED_SESSION_KEY = "unlocked_trajectories"
 # Raster formats, which a browser only ever shows (never SVG or HTML, which it would run): what
 # ingest stores (services/events.py sniffs the bytes), and all that the image endpoints serve.
 SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
-FIND_MAX_STEPS = 5000
 # Never shown on the page (search text can be 200 KB; the email and password hashes are secret).
 HEAVY_FIELDS = ("search_text", "search_vector", "contact_email", "deletion_password_hashes")
 
@@ -166,15 +168,42 @@ def chain_members(trajectory: Trajectory) -> list[Trajectory]:
     )
 
 
-def event_type_counts(trajectory: Trajectory) -> list[tuple[str, int]]:
-    """(type, number of events) for the type filter, most frequent first. One query."""
+def event_summary(trajectory: Trajectory, *, timeline: bool = False) -> EventSummary:
+    """The stored summary of the trajectory's events (counts by type, total; with `timeline`,
+    the strip too). One query of one row, whatever the number of events. A summary that is
+    missing or no longer matches the events (stored before summaries existed, or by a path that
+    wrote events without one) is made from the events' small columns (one more query) and
+    stored, so the next view reads one row again."""
+    fields = SUMMARY_FIELDS if timeline else ("chain_fingerprint", "total", "types")
+    row = EventSummary.objects.filter(trajectory_id=trajectory.pk).only(*fields).first()
+    if (
+        row is not None
+        and row.chain_fingerprint == trajectory.chain_fingerprint
+        and row.total == trajectory.num_events
+    ):
+        return row
+    return event_summary_save(trajectory_id=trajectory.pk, summary=summary_from_events(trajectory))
+
+
+def summary_from_events(trajectory: Trajectory) -> Summary:
+    """The summary made from the stored events: one query; it reads only a few small JSON keys
+    of each event, never its text."""
+    from django.db.models.fields.json import KT
+    from django.db.models.functions import Coalesce
+
     rows = (
         Event.objects.filter(trajectory=trajectory)
-        .values_list("type")
-        .annotate(n=Count("id"))
-        .order_by()
+        .order_by("position")
+        .annotate(
+            exit_code=Coalesce(*(KT("data__" + "__".join(path)) for path in EXIT_CODE_PATHS)),
+            shot=Coalesce(*(KT("data__" + "__".join(path)) for path in SCREENSHOT_PATHS)),
+        )
+        .values_list("position", "kind", "type", "source", "exit_code", "shot")
     )
-    return sorted(((type_, n) for type_, n in rows), key=lambda row: (-row[1], row[0]))
+    summary = Summary(chain_fingerprint=trajectory.chain_fingerprint)
+    for row in rows.iterator(chunk_size=2000):
+        summary.add(*row)
+    return summary
 
 
 def event_chunk(trajectory: Trajectory, *, start: int, limit: int) -> list[Event]:
@@ -202,55 +231,18 @@ def event_at(trajectory: Trajectory, position: int) -> Event:
     return event
 
 
-def event_find(
-    trajectory: Trajectory, query: str, *, show_original: bool
-) -> tuple[list[tuple[int, int, str]], int]:
-    """Steps whose text contains `query` (case-insensitive), with the number of hits in each.
+def event_find(trajectory: Trajectory, query: str, *, show_original: bool) -> Found:
+    """Steps whose text contains `query` (case-insensitive), with the number of hits in each
+    (a step whose type contains it counts one more), in step order, and the hits in all.
 
-    Visitors' matches are over the redacted text, so a search cannot reveal a redacted value:
-    each event's stored redacted text where the trajectory's redaction index is current and the
-    event's digest matches its text (no redaction in the request), else the text redacted with
-    the full map. Returns ([(step, hits, type)], total hits). One query (two when an event is
-    not indexed and the map was not loaded).
-    """
-    needle = query.casefold()
-    found: list[tuple[int, int, str]] = []
-    total = 0
-    events = Event.objects.filter(trajectory=trajectory).order_by("position")
-    indexed = not show_original and index_usable(trajectory)
-    full: list[Any] = []  # the full map's redactor, made only if an event needs it
-
-    def redact(text: str) -> str:
-        if show_original:
-            return text
-        if not full:
-            # Only string entries, as the page's Marks takes them.
-            full.append(
-                redactor(
-                    {
-                        key: value
-                        for key, value in full_redactions(trajectory).items()
-                        if key and isinstance(key, str) and isinstance(value, str)
-                    }
-                )
-            )
-        return full[0](text)
-
-    rows = events.values_list("position", "type", "text", "redacted_text", "index_digest")
-    for position, type_, text, redacted, digest in rows.iterator(chunk_size=500):
-        text = text or ""
-        if indexed and digest and digest[:16] == text_digest(text):
-            haystack = (text if redacted is None else redacted).casefold()
-        else:
-            haystack = redact(text).casefold()
-        hits = haystack.count(needle)
-        if needle in (type_ or "").casefold():
-            hits += 1
-        if hits:
-            total += hits
-            if len(found) < FIND_MAX_STEPS:
-                found.append((position + 1, hits, type_))
-    return found, total
+    Visitors' matches are over the redacted text, so a search cannot reveal a redacted value.
+    Answered from the trajectory's find index where it is current (selectors/find.py: the
+    index's row and the slices of the words matched, a fixed number of queries), else by
+    reading every event as before."""
+    found = find_by_index(trajectory, query, show_original=show_original)
+    if found is None:
+        found = find_by_reading(trajectory, query, show_original=show_original)
+    return found
 
 
 def image_for(trajectory: Trajectory, sha256: str) -> Image:
@@ -262,62 +254,13 @@ def image_for(trajectory: Trajectory, sha256: str) -> Image:
     return image
 
 
-# One letter per step for the timeline strip (viewer.js draws it): the card family its kind
-# and type usually get.
-TIMELINE_FAMILIES = {
-    "run": "c",
-    "run_ipython": "c",
-    "edit": "e",
-    "write": "e",
-    "read": "f",
-    "browse": "b",
-    "browse_interactive": "b",
-    "think": "t",
-    "finish": "d",
-    "error": "x",
-}
-
-
-def _family(kind: str, type_: str, source: str) -> str:
-    if type_ in ("error", "AgentErrorEvent"):
-        return "x"
-    if kind == "message":
-        return "u" if source == "user" else "a"
-    if kind == "system":
-        return "s"
-    if kind == "observation":
-        return "b" if type_.startswith("browse") else "o"
-    return TIMELINE_FAMILIES.get(type_, "t" if type_ == "think" else "k")
-
-
 def event_timeline(trajectory: Trajectory) -> dict[str, Any]:
     """Every step as one letter (its family), plus the steps that failed (a non-zero exit code,
-    an error) and those with a screenshot, for the strip above the steps. One query; it reads
-    only a few small JSON keys of each event, never its text."""
-    from django.db.models.fields.json import KT
-    from django.db.models.functions import Coalesce
-
-    rows = (
-        Event.objects.filter(trajectory=trajectory)
-        .order_by("position")
-        .annotate(
-            exit_code=Coalesce(
-                KT("data__extras__metadata__exit_code"),
-                KT("data__observation__exit_code"),
-                KT("data__observation__metadata__exit_code"),
-            ),
-            shot=Coalesce(KT("data__extras__screenshot"), KT("data__observation__screenshot_data")),
-        )
-        .values_list("position", "kind", "type", "source", "exit_code", "shot")
-    )
-    letters: list[str] = []
-    errors: list[int] = []
-    shots: list[int] = []
-    for position, kind, type_, source, exit_code, shot in rows.iterator(chunk_size=2000):
-        family = _family(kind, type_, source)
-        letters.append(family)
-        if family == "x" or (exit_code not in (None, "", "0", "-1") and kind == "observation"):
-            errors.append(position + 1)
-        if shot:
-            shots.append(position + 1)
-    return {"families": "".join(letters), "errors": errors, "screenshots": shots}
+    an error) and those with a screenshot, for the strip above the steps: the stored summary's
+    (one row)."""
+    summary = event_summary(trajectory, timeline=True)
+    return {
+        "families": summary.families,
+        "errors": summary.errors,
+        "screenshots": summary.screenshots,
+    }

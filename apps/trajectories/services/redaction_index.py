@@ -61,6 +61,11 @@ from apps.trajectories.selectors.redactions import (
     metadata_digest,
     strings_digest,
 )
+from apps.trajectories.services.find_index import (
+    find_index_build,
+    find_index_ensure,
+    find_index_restamp,
+)
 from apps.trajectories.shown import SHOWN_FIELDS, shown_values
 
 logger = logging.getLogger(__name__)
@@ -185,6 +190,7 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
             "metadata",
             "contact_email",
             "owner_id",
+            "chain_fingerprint",
             *OWN_STRINGS,
             *SHOWN_FIELDS,
         )
@@ -209,6 +215,11 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
         # The shown columns are made from the index's own entries (what the full map replaces
         # in these strings): rewritten only if they differ (a contact address changed).
         _write_shown(trajectory, (trajectory.redaction_index or {}).get("own") or {}, emails)
+        find_index_ensure(
+            trajectory_id=trajectory_id,
+            indexed_at=trajectory.indexed_at,
+            chain_fingerprint=trajectory.chain_fingerprint,
+        )
         return True
     gather = _Gatherer(redactions)
     redact = redactor(redactions)
@@ -223,18 +234,43 @@ def trajectory_redaction_index_refresh(*, trajectory_id: int) -> bool:
         _index_events(trajectory_id, gather, redact)
     own = gather.own(_own_strings(trajectory))
     shown = shown_values(_raw_shown(trajectory), own, emails)
+    _store_index(trajectory, own=own, shown=shown, count=len(stored), events_current=events_current)
+    return True
+
+
+def _store_index(
+    trajectory: Trajectory,
+    *,
+    own: dict[str, str],
+    shown: dict[str, str],
+    count: int,
+    events_current: bool,
+) -> None:
+    """The trajectory's index and shown columns, then find's index from the redacted text just
+    written (only restamped when neither the events nor the map changed: the owner's edit of a
+    title)."""
+    trajectory_id = trajectory.pk
+    now = timezone.now()
     Trajectory.objects.filter(pk=trajectory_id).update(
         **shown,
         redaction_index={
             "own": own,
-            "count": len(stored),
+            "count": count,
             "strings": strings_digest(trajectory),
             "metadata": metadata_digest(trajectory.metadata),
             "map": map_digest(trajectory.redactions),
         },
-        indexed_at=timezone.now(),
+        indexed_at=now,
     )
-    return True
+    if not (
+        events_current
+        and find_index_restamp(trajectory_id=trajectory_id, old=trajectory.indexed_at, new=now)
+    ):
+        find_index_build(
+            trajectory_id=trajectory_id,
+            indexed_at=now,
+            chain_fingerprint=trajectory.chain_fingerprint,
+        )
 
 
 def _index_events(trajectory_id: int, gather: _Gatherer, redact: Redact) -> None:
@@ -300,12 +336,20 @@ def _write_shown(trajectory: Trajectory, own: dict[str, str], emails: tuple[str,
 
 def redaction_index_sweep(*, limit: int) -> int:
     """Index up to `limit` trajectories whose index is not current: public ones first (their
-    pages and lists are read by everyone), newest first. Safe to run twice: each refresh takes
-    the row lock and skips a current index. Fills the index of trajectories stored before it
-    existed, and after edits whose refresh did not run (a lost task)."""
-    stale = Trajectory.objects.filter(indexed_at__isnull=True)
-    ids = list(stale.public().order_by("-created_at").values_list("pk", flat=True)[:limit])
-    if len(ids) < limit:
+    pages and lists are read by everyone), newest first; then those indexed before find had an
+    index of its own (the refresh makes it; until then find reads every event). Safe to run
+    twice: each refresh takes the row lock and skips a current index. Fills the index of
+    trajectories stored before it existed, and after edits whose refresh did not run (a lost
+    task)."""
+    ids: list[int] = []
+    for stale in (
+        Trajectory.objects.filter(indexed_at__isnull=True).public(),
+        Trajectory.objects.filter(indexed_at__isnull=True),
+        Trajectory.objects.filter(find_index__isnull=True).public(),
+        Trajectory.objects.filter(find_index__isnull=True),
+    ):
+        if len(ids) >= limit:
+            break
         ids += list(
             stale.exclude(pk__in=ids)
             .order_by("-created_at")

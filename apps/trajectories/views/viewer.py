@@ -33,6 +33,7 @@ from apps.trajectories.rendering import (
 )
 from apps.trajectories.rendering.result_card import result_for, result_html, tools_html
 from apps.trajectories.rendering.text import marks_for
+from apps.trajectories.selectors.find import snippets
 from apps.trajectories.selectors.redactions import redaction_count
 from apps.trajectories.selectors.viewer import (
     Access,
@@ -41,8 +42,8 @@ from apps.trajectories.selectors.viewer import (
     event_chunk,
     event_chunk_before,
     event_find,
+    event_summary,
     event_timeline,
-    event_type_counts,
     image_for,
     public_share_status,
     trajectory_access,
@@ -54,6 +55,8 @@ CHUNK_EVENTS = 100
 CHUNK_MAX_EVENTS = 500
 CHUNK_BYTES = 600_000
 FIND_MAX_QUERY = 200
+FIND_MAX_STEPS = 5000
+FIND_MAX_SNIPPETS = 100
 EXPORT_FORMATS = [
     ("openhands", "OpenHands JSON"),
     ("openai", "OpenAI messages"),
@@ -229,8 +232,9 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         response["X-Robots-Tag"] = "noindex, nofollow"
         return response
     trajectory = access.trajectory
-    type_counts = event_type_counts(trajectory)
-    total = sum(count for _, count in type_counts)
+    summary = event_summary(trajectory)
+    type_counts = [(type_, n) for type_, n in summary.types]
+    total = summary.total
     after = _int(request.GET.get("after"), 0, high=max(total - 1, 0))
     chunk = render_chunk(access, after=after, limit=FIRST_EVENTS, budget=FIRST_BYTES)
     ctx = _context(access, ())
@@ -338,13 +342,32 @@ def trajectory_event_block(
 
 @require_safe
 def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
-    """Steps whose text matches `q`: {"q", "steps": [[step, hits, type], ...], "total"} (JSON)."""
+    """Steps whose text matches `q` (JSON): {"q", "steps": [[step, hits, type], ...], "total":
+    hits in all, "matched": steps in all, "offset", "next": the offset of the next page or
+    null}. `limit` and `offset` page the steps (default: the first FIND_MAX_STEPS);
+    `snippets=1` adds "snippets": [[step, text], ...], a short redacted piece around each
+    returned step's first hit (at most FIND_MAX_SNIPPETS steps)."""
     access = trajectory_access(request, share_id)
     query = (request.GET.get("q") or "").strip()[:FIND_MAX_QUERY]
-    if not query:
-        return _private_headers(JsonResponse({"q": "", "steps": [], "total": 0}), access)
-    steps, total = event_find(access.trajectory, query, show_original=access.show_original)
-    return _private_headers(JsonResponse({"q": query, "steps": steps, "total": total}), access)
+    offset = _int(request.GET.get("offset"), 0)
+    limit = _int(request.GET.get("limit"), FIND_MAX_STEPS, low=1, high=FIND_MAX_STEPS)
+    want_snippets = request.GET.get("snippets") == "1"
+    payload: dict[str, Any] = {"q": query, "steps": [], "total": 0, "matched": 0}
+    payload.update(offset=offset, next=None)
+    if query:
+        found = event_find(access.trajectory, query, show_original=access.show_original)
+        page = found.steps[offset : offset + limit]
+        payload.update(steps=page, total=found.total, matched=len(found.steps))
+        if offset + limit < len(found.steps):
+            payload["next"] = offset + limit
+    if want_snippets:
+        steps = [step for step, _, _ in payload["steps"][:FIND_MAX_SNIPPETS]]
+        payload["snippets"] = (
+            snippets(access.trajectory, steps, query, show_original=access.show_original)
+            if steps
+            else []
+        )
+    return _private_headers(JsonResponse(payload), access)
 
 
 @require_safe

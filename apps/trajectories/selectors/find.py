@@ -1,0 +1,256 @@
+"""Find in one trajectory (the viewer's find as you type): from its find index where that is
+current (services/find_index.py), else by reading every event as before.
+
+Visitors match the redacted text only, so a search can never reveal a redacted value; the
+owner, the holder and moderators match the text they see, the original: the index (made of the
+redacted text) answers for the events where the two are the same, and the few events whose
+redacted text differs are read and matched as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import connection
+
+from apps.trajectories.models import Event, FindIndex, Trajectory
+from apps.trajectories.redaction import redactor
+from apps.trajectories.selectors.redactions import full_redactions, index_usable, text_digest
+from apps.trajectories.services.find_index import DTYPE, WORD
+
+SNIPPET_BEFORE = 40
+SNIPPET_AFTER = 80
+READ_BATCH = 500
+_SPACE = re.compile(r"\s+")
+_IMAGE_REF = re.compile(r"trajhub-image:[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Found:
+    steps: list[tuple[int, int, str]]  # (step, hits, type) of every matching step, in order
+    total: int  # hits in all
+
+
+class Haystacks:
+    """The text a caller matches in an event: the original for those who see it; for others the
+    stored redacted text where the trajectory's index is current and the event's digest
+    matches its text, else the text redacted with the full map (made only if needed)."""
+
+    def __init__(self, trajectory: Trajectory, *, show_original: bool):
+        self.trajectory = trajectory
+        self.show_original = show_original
+        self.indexed = not show_original and index_usable(trajectory)
+        self._full: Any = None
+
+    def text(self, text: str | None, redacted: str | None, digest: str | None) -> str:
+        text = text or ""
+        if self.show_original:
+            return text
+        if self.indexed and digest and digest[:16] == text_digest(text):
+            return text if redacted is None else redacted
+        if self._full is None:
+            # Only string entries, as the page's Marks takes them.
+            self._full = redactor(
+                {
+                    key: value
+                    for key, value in full_redactions(self.trajectory).items()
+                    if key and isinstance(key, str) and isinstance(value, str)
+                }
+            )
+        return self._full(text)
+
+    def rows(self, positions: Iterable[int] | None) -> Iterator[tuple[int, str, str]]:
+        """(position, type, text as matched) of the events at `positions` (None: all)."""
+        events = Event.objects.filter(trajectory=self.trajectory).order_by("position")
+        columns = ("position", "type", "text", "redacted_text", "index_digest")
+        if positions is None:
+            for position, type_, text, redacted, digest in events.values_list(*columns).iterator(
+                chunk_size=READ_BATCH
+            ):
+                yield position, type_, self.text(text, redacted, digest)
+            return
+        wanted = sorted(set(positions))
+        for start in range(0, len(wanted), READ_BATCH):
+            batch = wanted[start : start + READ_BATCH]
+            for position, type_, text, redacted, digest in events.filter(
+                position__in=batch
+            ).values_list(*columns):
+                yield position, type_, self.text(text, redacted, digest)
+
+
+def _count(needle: str, haystack: str, type_: str) -> int:
+    hits = haystack.casefold().count(needle)
+    if needle in (type_ or "").casefold():
+        hits += 1
+    return hits
+
+
+def find_by_reading(trajectory: Trajectory, query: str, *, show_original: bool) -> Found:
+    """Every event read and matched: what find does where no index is current."""
+    needle = query.casefold()
+    haystacks = Haystacks(trajectory, show_original=show_original)
+    steps = []
+    total = 0
+    for position, type_, text in haystacks.rows(None):
+        hits = _count(needle, text, type_)
+        if hits:
+            total += hits
+            steps.append((position + 1, hits, type_))
+    return Found(steps, total)
+
+
+def _terms_matching(
+    terms: bytes, newlines: np.ndarray, token: str, left: bool, right: bool
+) -> Counter[int]:
+    """{term number: hits of `token` in that term} for the terms it matches: anywhere inside,
+    at the term's start when the query has a non-word character before it (`left`), at its end
+    when one follows (`right`)."""
+    found: Counter[int] = Counter()
+    pattern = re.compile(re.escape(token.encode()))
+    starts = [match.start() for match in pattern.finditer(terms)]
+    if not starts:
+        return found
+    length = len(token.encode())
+    where = np.searchsorted(newlines, np.asarray(starts), side="right") - 1
+    for start, term in zip(starts, where.tolist(), strict=True):
+        if left and start != newlines[term] + 1:
+            continue
+        if right and start + length != newlines[term + 1]:
+            continue
+        found[term] += 1
+    return found
+
+
+def _postings(trajectory_id: int, offsets: np.ndarray, terms: list[int]) -> dict[int, np.ndarray]:
+    """{term: (step, count) pairs} of the terms asked for. PostgreSQL reads only their slices
+    of the postings (stored uncompressed, out of line); elsewhere the whole column."""
+    if not terms:
+        return {}
+    if connection.vendor == "postgresql":
+        starts = [int(offsets[term]) * 8 + 1 for term in terms]
+        lengths = [int(offsets[term + 1] - offsets[term]) * 8 for term in terms]
+        table = connection.ops.quote_name(FindIndex._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT s.n, substring(f.postings FROM s.a FOR s.l) FROM {table} f, "
+                "unnest(%s::int[], %s::int[], %s::int[]) AS s(n, a, l) "
+                "WHERE f.trajectory_id = %s",
+                [terms, starts, lengths, trajectory_id],
+            )
+            rows = cursor.fetchall()
+        return {n: np.frombuffer(bytes(blob), dtype=DTYPE).reshape(-1, 2) for n, blob in rows}
+    blob = (
+        FindIndex.objects.filter(trajectory_id=trajectory_id)
+        .values_list("postings", flat=True)
+        .first()
+    )
+    pairs = np.frombuffer(bytes(blob or b""), dtype=DTYPE).reshape(-1, 2)
+    return {term: pairs[offsets[term] : offsets[term + 1]] for term in terms}
+
+
+def _head(trajectory: Trajectory) -> tuple[Any, ...] | None:
+    """The find index's row without its postings, if it was made for the trajectory's current
+    redaction index and events."""
+    if trajectory.indexed_at is None:
+        return None
+    head = (
+        FindIndex.objects.filter(
+            trajectory_id=trajectory.pk,
+            indexed_at=trajectory.indexed_at,
+            chain_fingerprint=trajectory.chain_fingerprint,
+        )
+        .values_list("terms", "types", "offsets", "replaced", "total")
+        .first()
+    )
+    return head if head is not None and head[4] == trajectory.num_events else None
+
+
+def find_by_index(trajectory: Trajectory, query: str, *, show_original: bool) -> Found | None:
+    """Find from the trajectory's find index, or None when it cannot answer (none current, or
+    a query without a word character, which no word matches)."""
+    needle = query.casefold()
+    tokens = [(m.group(), m.start() > 0, m.end() < len(needle)) for m in WORD.finditer(needle)]
+    if not tokens or trajectory.indexed_at is None:
+        return None
+    if not show_original and not index_usable(trajectory):
+        return None
+    head = _head(trajectory)
+    if head is None:
+        return None
+    terms_text, types, offsets_blob, replaced_blob, total_events = head
+    terms = terms_text.encode()
+    newlines = np.flatnonzero(np.frombuffer(terms, dtype=np.uint8) == 10)
+    words = len(newlines) - 1 if len(newlines) else 0
+    offsets = np.frombuffer(bytes(offsets_blob), dtype=DTYPE)
+    matches = [_terms_matching(terms, newlines, *token) for token in tokens]
+    typed = [words + n for n, name in enumerate(types) if needle in (name or "").casefold()]
+    # Every type's steps too: they give each matched step its type without another query.
+    wanted = sorted(
+        {term for found in matches for term in found} | set(range(words, words + len(types)))
+    )
+    postings = _postings(trajectory.pk, offsets, wanted)
+    hits = np.zeros(max(total_events, 1), dtype=np.int64)
+    for term in typed:
+        hits[postings[term][:, 0]] += 1
+    step_type = np.zeros(max(total_events, 1), dtype=np.int32)
+    for n in range(len(types)):
+        step_type[postings[words + n][:, 0]] = n
+    replaced = np.frombuffer(bytes(replaced_blob), dtype=DTYPE)
+    exact = len(tokens) == 1 and not tokens[0][1] and not tokens[0][2]
+    if exact:
+        # Hits from the words alone: (hits in the word) x (times in the step), summed.
+        for term, in_term in matches[0].items():
+            pairs = postings[term]
+            np.add.at(hits, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64) * in_term)
+        check: set[int] = set()
+    else:
+        # Steps holding every word of the query, each read and matched as a whole.
+        candidates: np.ndarray | None = None
+        for found in matches:
+            steps = np.unique(
+                np.concatenate([postings[t][:, 0] for t in found] or [np.zeros(0, DTYPE)])
+            )
+            candidates = steps if candidates is None else np.intersect1d(candidates, steps)
+        # A step outside them holds no hit in its text (its type's, counted above, stays).
+        check = set((candidates if candidates is not None else np.zeros(0, DTYPE)).tolist())
+    if show_original and len(replaced):
+        # Their text is not what the index holds: matched as the caller sees it.
+        hits[replaced] = 0
+        check |= set(replaced.tolist())
+    if check:
+        haystacks = Haystacks(trajectory, show_original=show_original)
+        for position, type_, text in haystacks.rows(check):
+            hits[position] = _count(needle, text, type_)
+    matched = np.flatnonzero(hits)
+    return Found(
+        [
+            (step + 1, count, types[kind])
+            for step, count, kind in zip(
+                matched.tolist(), hits[matched].tolist(), step_type[matched].tolist(), strict=True
+            )
+        ],
+        int(hits.sum()),
+    )
+
+
+def snippets(
+    trajectory: Trajectory, steps: list[int], query: str, *, show_original: bool
+) -> list[tuple[int, str]]:
+    """A short piece of each step's text around its first hit, cut from the text the caller may
+    see (redacted for visitors: cut after redaction, never before)."""
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    haystacks = Haystacks(trajectory, show_original=show_original)
+    cut: dict[int, str] = {}
+    for position, _type, text in haystacks.rows(step - 1 for step in steps):
+        text = _IMAGE_REF.sub("[image]", text)
+        match = pattern.search(text)
+        start = max(0, match.start() - SNIPPET_BEFORE) if match else 0
+        end = (match.end() if match else 0) + SNIPPET_AFTER
+        piece = _SPACE.sub(" ", text[start:end]).strip()
+        cut[position + 1] = ("…" if start else "") + piece + ("…" if end < len(text) else "")
+    return [(step, cut.get(step, "")) for step in steps]

@@ -1,0 +1,120 @@
+"""The find index of a trajectory (models.FindIndex): made from its events' redacted text, so
+that find as you type answers from the words a query matches, not by reading every event.
+
+Made by the redaction index's refresh (services/redaction_index.py), after the scan that
+follows every ingest and re-import and after every change of the map (a moderator's
+redaction, a rescan), from `Event.redacted_text` (or the text where the map replaces nothing in
+it): a redacted value is never in it, only its placeholder. It is stamped with the
+trajectory's `indexed_at`, which the map's trigger and any change of the events clear, so a
+reader never uses an index made from another map or other events (selectors/find.py).
+
+Words are the runs of `\\w` characters of the casefolded text: a query made of word characters
+matches inside words, and its number of hits in a step is the sum over the words it matches of
+(hits in the word) x (times the word is in the step), exactly what counting it in the text
+gives, since a match cannot cross a character that is not a word character.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections import Counter
+from datetime import datetime
+
+import numpy as np
+
+from apps.trajectories.models import Event, FindIndex
+
+WORD = re.compile(r"\w+")
+BATCH = 500
+DTYPE = np.dtype("<u4")
+
+
+def _text_of(text: str | None, redacted: str | None) -> str:
+    return (text or "") if redacted is None else redacted
+
+
+def find_index_build(*, trajectory_id: int, indexed_at: datetime, chain_fingerprint: str) -> None:
+    """Make and store the trajectory's find index from its events' redacted text. The caller
+    (the redaction index's refresh) holds the trajectory's row lock and has just made the
+    redacted text current."""
+    term_ids: dict[str, int] = {}
+    ids, positions, counts = array("I"), array("I"), array("I")
+    by_type: dict[str, array] = {}
+    replaced = array("I")
+    total = 0
+    rows = (
+        Event.objects.filter(trajectory_id=trajectory_id)
+        .order_by("position")
+        .values_list("position", "type", "text", "redacted_text")
+    )
+    for position, type_, text, redacted in rows.iterator(chunk_size=BATCH):
+        total += 1
+        if redacted is not None and redacted != text:
+            replaced.append(position)
+        by_type.setdefault(type_ or "", array("I")).append(position)
+        words = Counter(WORD.findall(_text_of(text, redacted).casefold()))
+        for word, n in words.items():
+            term = term_ids.get(word)
+            if term is None:
+                term = term_ids[word] = len(term_ids)
+            ids.append(term)
+            positions.append(position)
+            counts.append(n)
+    types = list(by_type)
+    for offset, name in enumerate(types):
+        steps = by_type[name]
+        ids.extend(array("I", [len(term_ids) + offset]) * len(steps))
+        positions.extend(steps)
+        counts.extend(array("I", [1]) * len(steps))
+    terms_total = len(term_ids) + len(types)
+    id_array = np.frombuffer(ids, dtype=np.uint32) if ids else np.zeros(0, np.uint32)
+    # Grouped by term, each term's steps still in step order (the sort is stable).
+    order = np.argsort(id_array, kind="stable")
+    pairs = np.empty((len(order), 2), dtype=DTYPE)
+    if len(order):
+        pairs[:, 0] = np.frombuffer(positions, dtype=np.uint32)[order]
+        pairs[:, 1] = np.frombuffer(counts, dtype=np.uint32)[order]
+    offsets = np.zeros(terms_total + 1, dtype=DTYPE)
+    np.cumsum(np.bincount(id_array, minlength=terms_total), out=offsets[1:])
+    FindIndex.objects.update_or_create(
+        trajectory_id=trajectory_id,
+        defaults={
+            "indexed_at": indexed_at,
+            "chain_fingerprint": chain_fingerprint,
+            "total": total,
+            "terms": "\n" + "".join(word + "\n" for word in term_ids),
+            "types": types,
+            "offsets": offsets.tobytes(),
+            "postings": pairs.tobytes(),
+            "replaced": np.asarray(replaced, dtype=DTYPE).tobytes(),
+        },
+    )
+
+
+def find_index_ensure(
+    *, trajectory_id: int, indexed_at: datetime | None, chain_fingerprint: str
+) -> None:
+    """Build the index unless the one stored was made for this `indexed_at` and these events."""
+    if (
+        indexed_at is not None
+        and not FindIndex.objects.filter(
+            trajectory_id=trajectory_id, indexed_at=indexed_at, chain_fingerprint=chain_fingerprint
+        ).exists()
+    ):
+        find_index_build(
+            trajectory_id=trajectory_id,
+            indexed_at=indexed_at,
+            chain_fingerprint=chain_fingerprint,
+        )
+
+
+def find_index_restamp(*, trajectory_id: int, old: datetime | None, new: datetime) -> bool:
+    """The events and the map are unchanged, only the trajectory's own strings were indexed
+    again: the find index made with `old` holds for `new`. False if there was none."""
+    if old is None:
+        return False
+    return (
+        FindIndex.objects.filter(trajectory_id=trajectory_id, indexed_at=old).update(indexed_at=new)
+        == 1
+    )

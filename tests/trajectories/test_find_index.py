@@ -1,0 +1,160 @@
+"""Find from a per-trajectory index (issue 24): made from the redacted text after the scan,
+it answers exactly what reading every event answers, in a fixed number of queries that never
+read the events for a word; a redacted value is never findable by its raw value, and an index
+made with another map is never used."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from apps.moderation.services.scan import trajectory_scan
+from apps.trajectories.models import Event, FindIndex, Trajectory
+from apps.trajectories.selectors.find import find_by_index, find_by_reading
+from tests.ingest_helpers import reindex
+from tests.trajectories.viewer_factories import ingest, openhands_session
+
+pytestmark = pytest.mark.django_db
+
+EMAIL = "jane.doe@example-mail.com"
+# A GitHub token of the documented shape (ghp_ + 36), made up for this test.
+TOKEN = "ghp_" + "R8f2kQ9xLm3Vt7Wb1Zc4Yd6Ne0Hj5Gs2Pa8U"
+QUERIES = [
+    "round",
+    "ROUND",
+    "ound",
+    "round 8:",
+    "ROUND 8",
+    "tests/test_1",
+    "passed   [",
+    "run",
+    "message",
+    "email_1",
+    "<EMAIL_1>",
+    "jane",
+    "jane.doe",
+    "-",
+    ":",
+    "zzz-not-there",
+    "Ünïcode",
+    "e",
+]
+
+
+def _events() -> list[dict]:
+    events = openhands_session(60, screenshots=2, output_lines=12)
+    events[0]["args"]["content"] = f"Mail {EMAIL} about ÜNÏCODE tests"
+    events[2]["content"] = f"sent to {EMAIL}\n"
+    return events
+
+
+def _indexed(owner, **kwargs) -> Trajectory:
+    trajectory = ingest(json.dumps(_events()).encode(), owner=owner, visibility="public", **kwargs)
+    reindex(trajectory)
+    return Trajectory.objects.get(pk=trajectory.pk)
+
+
+def _loaded(trajectory: Trajectory) -> Trajectory:
+    """As the page's access loads it (with the redaction index, not the map)."""
+    from apps.trajectories.selectors.redactions import with_redaction_index
+
+    return with_redaction_index(Trajectory.objects.filter(pk=trajectory.pk)).get()
+
+
+@pytest.mark.parametrize("redactions", [{}, {EMAIL: "<EMAIL_1>"}])
+@pytest.mark.parametrize("show_original", [False, True])
+def test_the_index_answers_what_reading_every_event_answers(owner, redactions, show_original):
+    trajectory = _indexed(owner, redactions=redactions)
+    assert FindIndex.objects.filter(trajectory=trajectory).exists()
+    loaded = _loaded(trajectory)
+    for query in QUERIES:
+        indexed = find_by_index(loaded, query, show_original=show_original)
+        read = find_by_reading(loaded, query, show_original=show_original)
+        if indexed is None:
+            assert not any(ch.isalnum() or ch == "_" for ch in query), query
+            continue
+        assert indexed == read, query
+    found = find_by_index(loaded, "jane", show_original=show_original)
+    assert found is not None and (found.total > 0) == (show_original or not redactions)
+
+
+@pytest.mark.parametrize("steps", [8, 240])
+def test_find_reads_no_event_for_a_word_and_a_fixed_number_of_queries(owner, steps):
+    events = openhands_session(steps, screenshots=0, output_lines=12)
+    trajectory = ingest(json.dumps(events).encode(), owner=owner, visibility="public")
+    reindex(trajectory)
+    url = f"{trajectory.get_absolute_url()}find?q=passed"
+    with CaptureQueriesContext(connection) as captured:
+        data = Client().get(url).json()
+    assert data["total"] > 0 and data["matched"] == len(data["steps"])
+    sql = [query["sql"] for query in captured.captured_queries]
+    # access, the index's row, the postings of the words matched
+    assert len(sql) == 3, sql
+    assert not any(f'FROM "{Event._meta.db_table}"' in statement for statement in sql)
+
+
+def test_a_secret_is_never_findable_by_its_raw_value(owner, settings):
+    settings.TRAJHUB_OCR = False
+    events = _events()
+    events[4]["content"] = f"export GITHUB_TOKEN={TOKEN}\n"
+    trajectory = ingest(
+        json.dumps(events).encode(), owner=owner, visibility="public", review_state="pending"
+    )
+    trajectory_scan(trajectory=trajectory)  # finds the token and the address, indexes them
+    Trajectory.objects.filter(pk=trajectory.pk).update(review_state="approved")
+    trajectory.refresh_from_db()
+    index = FindIndex.objects.get(trajectory=trajectory)
+    assert index.indexed_at == trajectory.indexed_at
+    for part in (TOKEN.lower(), TOKEN[4:20].lower(), "jane", "example"):
+        assert part not in index.terms
+    base = trajectory.get_absolute_url()
+    visitor = Client()
+    for query in (TOKEN, TOKEN[4:20], TOKEN[-10:], "jane.doe", EMAIL):
+        assert visitor.get(f"{base}find", {"q": query}).json()["total"] == 0, query
+        data = visitor.get(f"{base}find", {"q": query, "limit": 5, "snippets": "1"}).json()
+        assert data["steps"] == [] and data["snippets"] == []
+    placeholder = visitor.get(f"{base}find", {"q": "GITHUB_TOKEN", "snippets": "1"}).json()
+    assert placeholder["total"] >= 1
+    assert all(TOKEN[4:12] not in text for _, text in placeholder["snippets"])
+    signed_in = Client()
+    signed_in.force_login(owner)
+    assert signed_in.get(f"{base}find", {"q": TOKEN}).json()["total"] == 1
+
+
+def test_an_index_made_with_another_map_is_never_used(owner):
+    trajectory = _indexed(owner)
+    base = trajectory.get_absolute_url()
+    assert Client().get(f"{base}find?q=jane").json()["total"] >= 2
+    # A moderator redacts it: the trigger marks the index stale at once, before any rebuild.
+    Trajectory.objects.filter(pk=trajectory.pk).update(redactions={EMAIL: "<EMAIL_1>"})
+    assert Client().get(f"{base}find?q=jane").json()["total"] == 0
+    assert find_by_index(_loaded(trajectory), "jane", show_original=False) is None
+    reindex(trajectory)
+    assert Client().get(f"{base}find?q=jane").json()["total"] == 0
+    assert Client().get(f"{base}find?q=email_1").json()["total"] >= 2
+    assert (
+        FindIndex.objects.get(trajectory=trajectory).indexed_at
+        == Trajectory.objects.get(pk=trajectory.pk).indexed_at
+    )
+
+
+def test_steps_come_in_pages_with_short_redacted_snippets(owner):
+    trajectory = _indexed(owner, redactions={EMAIL: "<EMAIL_1>"})
+    base = trajectory.get_absolute_url()
+    every = Client().get(f"{base}find?q=passed").json()
+    assert every["matched"] > 5 and every["next"] is None
+    first = Client().get(f"{base}find?q=passed&limit=4&snippets=1").json()
+    assert first["steps"] == every["steps"][:4] and first["next"] == 4
+    assert first["total"] == every["total"] and first["matched"] == every["matched"]
+    assert [step for step, _ in first["snippets"]] == [step for step, _, _ in first["steps"]]
+    assert all("passed" in text.lower() and len(text) < 200 for _, text in first["snippets"])
+    second = Client().get(f"{base}find?q=passed&limit=4&offset=4").json()
+    assert second["steps"] == every["steps"][4:8]
+    mail = Client().get(f"{base}find?q=sent to&snippets=1").json()
+    assert mail["snippets"] and all(
+        "<EMAIL_1>" in text and "jane" not in text for _, text in mail["snippets"]
+    )

@@ -1,7 +1,9 @@
 """Ingest over HTTP into PostgreSQL vs the floor: parse the same JSON + COPY the same rows.
 
 Generated OpenHands share payloads (apps.demo.generator) of about 10 KB, 1 MB (~340 events) and
-20 MB (50 screenshots with set-of-marks, ~100 KB each) are POSTed to /api/v1/trajectories of a
+20 MB (50 screenshots with set-of-marks, ~100 KB each), and a 20 MB Claude Code session (JSON
+Lines: the real 2.1.41 fixture's records repeated with fresh uuids, as bench_archive.py makes
+it; needs ../shared) are POSTed to /api/v1/trajectories of a
 real gunicorn process (docker/gunicorn.conf.py, one sync worker) on a PostgreSQL database of its
 own, created and migrated here. For each request: wall-clock latency, and the worker's peak RSS
 growth while handling it (/proc/<worker>/clear_refs resets VmHWM before, VmHWM - VmRSS after).
@@ -11,10 +13,12 @@ event rows (read back from trajectories_event) written with one COPY into a scra
 same shape (LIKE trajectories_event INCLUDING ALL), data serialised with orjson, committed.
 
 Targets (DESIGN.md): 1 MB median <= 3x the floor's median; the 20 MB upload accepted while the
-server grows by <= 5x its size.
+server grows by <= 5x its size (DESIGN.md asks 2x: both are printed); the 20 MB Claude Code
+session within the same targets ("within the ingest targets above").
 
     .venv/bin/python bench/bench_ingest.py                      # all three sizes
     .venv/bin/python bench/bench_ingest.py --sizes 1mb --repeat 30
+    .venv/bin/python bench/bench_ingest.py --sizes 20mb-claude --repeat 3
     .venv/bin/python bench/bench_ingest.py --profile            # + cProfile of ingest in-process
 
 DATABASE_URL (if PostgreSQL) names the server; the bench uses "<that database>_bench_ingest"
@@ -184,10 +188,14 @@ def post(server: Server, token: str, body: bytes) -> tuple[float, int, str, int]
     exact = reset_peak(server.worker_pid)
     before = proc_status(server.worker_pid)
     started = time.perf_counter()
+    lines = body[:1] == b"{" and b"\n{" in body[:200_000]
     response = requests.post(
         server.url("/api/v1/trajectories?visibility=public&license_agreed=true"),
         data=body,
-        headers={"Content-Type": "application/json", "Authorization": f"Token {token}"},
+        headers={
+            "Content-Type": "application/x-ndjson" if lines else "application/json",
+            "Authorization": f"Token {token}",
+        },
         timeout=600,
     )
     seconds = time.perf_counter() - started
@@ -209,7 +217,10 @@ def floor(conn: psycopg.Connection, body: bytes, share_id: str) -> tuple[float, 
     ).fetchall()
     conn.commit()
     started = time.perf_counter()
-    orjson.loads(body)
+    if body[:1] == b"{" and b"\n{" in body[:200_000]:
+        [orjson.loads(line) for line in body.splitlines() if line.strip()]  # JSON Lines
+    else:
+        orjson.loads(body)
     with conn.cursor() as cursor:
         with cursor.copy(
             f"COPY bench_floor_event (trajectory_id, {EVENT_COLUMNS}) FROM STDIN"
@@ -335,6 +346,19 @@ def verdict(results: dict) -> bool:
         passed = ratio <= 3.0
         ok &= passed
         print(f"target 1 MB median <= 3x floor: {ratio:.2f}x  {'PASS' if passed else 'FAIL'}")
+    if "20mb-claude" in results:
+        samples = results["20mb-claude"]
+        ratio = statistics.median(s["seconds"] for s in samples) / statistics.median(
+            s["floor"] for s in samples
+        )
+        worst = max(s["growth"] / s["bytes"] for s in samples)
+        passed = ratio <= 3.0 and worst <= 5.0
+        ok &= passed
+        print(
+            f"target 20 MB Claude Code session: median {ratio:.2f}x floor (<= 3x), server growth "
+            f"{worst:.2f}x payload (<= 5x; DESIGN.md's 2x {'met' if worst <= 2 else 'not met'})  "
+            f"{'PASS' if passed else 'FAIL'}"
+        )
     if "20mb" in results:
         samples = results["20mb"]
         worst = max(s["growth"] / s["bytes"] for s in samples)
@@ -380,7 +404,7 @@ def profile(seed: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
+    parser.add_argument("--sizes", nargs="+", choices=list(SIZES), default=["10kb", "1mb", "20mb"])
     parser.add_argument("--repeat", type=int, help="requests per size (default: 40 / 40 / 3)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="also cProfile ingest in-process")

@@ -68,6 +68,13 @@ SIZES = {
     },
 }
 EVENT_COLUMNS = "position, original_id, timestamp, source, kind, type, cause, text, data"
+SIZES["20mb-claude"] = {
+    "label": "20 MB CC",
+    "target_bytes": 20_000_000,
+    "repeat": 3,
+    "fresh_worker": True,
+    "claude_code": True,
+}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -172,7 +179,18 @@ class Server:
                 os.killpg(self.process.pid, signal.SIGKILL)
 
 
+def claude_session(target: int, index: int) -> bytes:
+    """A Claude Code session of about `target` bytes (bench_archive.session's records), the
+    uuids of its first round made unique per `index` so that no upload continues another."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_archive import session
+
+    return session(target).replace(b'-0"', f'-0-{index}"'.encode())
+
+
 def payloads(size: str, count: int, seed: int) -> list[bytes]:
+    if SIZES[size].get("claude_code"):
+        return [claude_session(SIZES[size]["target_bytes"], seed * 1000 + i) for i in range(count)]
     spec = {k: v for k, v in SIZES[size].items() if k not in ("label", "repeat", "fresh_worker")}
     return [
         demo.share_payload(

@@ -41,6 +41,8 @@ def test_staff_see_ocr_is_off_and_clear_an_image(
     browser_page.screenshot("admin-ocr-off-banner")
 
     banner.get_by_role("link", name="The review queue").click()
+    page.wait_for_url("**/admin/moderation/queueitem/**")
+    page.locator(".ocr-off-banner").wait_for()
     assert page.locator(".ocr-off-banner").is_visible()
     row = page.locator("#result_list tr", has_text=trajectory.share_id[:12])
     assert "1 image to check" in row.inner_text()

@@ -100,6 +100,22 @@ def trajectory_redact_approve(
     )
 
 
+def _moderated_image(trajectory: Trajectory, moderator: User, sha256: str, verb: str) -> Image:
+    """The image a moderator acts on: theirs to act on (a moderator, no one else's claim on the
+    trajectory) and one of the trajectory's own."""
+    if not getattr(moderator, "is_moderator", False):
+        raise PermissionDenied(f"only moderators can {verb} images")
+    blocking = claim_blocking(trajectory=trajectory, moderator=moderator)
+    if blocking is not None:
+        raise ModerationError(blocking.describe())
+    image = Image.objects.filter(
+        sha256=sha256, trajectory_links__trajectory_id=trajectory.pk
+    ).first()
+    if image is None:
+        raise ModerationError("this trajectory has no such image")
+    return image
+
+
 def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: str = "") -> Image:
     """Drop an image of `trajectory` (it shows a secret): from now on everyone but the owner and
     moderators gets a placeholder for it, on the page, the image endpoints, the API, every
@@ -111,16 +127,7 @@ def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: st
     scan finishing at the same moment cannot write an older list over it. Dropping twice is
     refused (nothing to do), so the audit log has one entry per image.
     """
-    if not getattr(moderator, "is_moderator", False):
-        raise PermissionDenied("only moderators can drop images")
-    blocking = claim_blocking(trajectory=trajectory, moderator=moderator)
-    if blocking is not None:
-        raise ModerationError(blocking.describe())
-    image = Image.objects.filter(
-        sha256=sha256, trajectory_links__trajectory_id=trajectory.pk
-    ).first()
-    if image is None:
-        raise ModerationError("this trajectory has no such image")
+    image = _moderated_image(trajectory, moderator, sha256, "drop")
     with transaction.atomic():
         now = timezone.now()
         if Image.objects.filter(pk=image.pk, dropped_at__isnull=True).update(dropped_at=now) != 1:
@@ -178,16 +185,7 @@ def image_clear(*, trajectory: Trajectory, moderator: User, sha256: str, note: s
     trajectory is. Content-addressed like a drop: the same bytes are cleared in every trajectory
     that refers to them, each of which stops listing it in `unchecked_images` (under the row
     lock, as image_drop does). A dropped image cannot be cleared; clearing twice is refused."""
-    if not getattr(moderator, "is_moderator", False):
-        raise PermissionDenied("only moderators can clear images")
-    blocking = claim_blocking(trajectory=trajectory, moderator=moderator)
-    if blocking is not None:
-        raise ModerationError(blocking.describe())
-    image = Image.objects.filter(
-        sha256=sha256, trajectory_links__trajectory_id=trajectory.pk
-    ).first()
-    if image is None:
-        raise ModerationError("this trajectory has no such image")
+    image = _moderated_image(trajectory, moderator, sha256, "clear")
     if image.dropped_at is not None:
         raise ModerationError("that image was dropped: it stays a placeholder")
     with transaction.atomic():

@@ -57,7 +57,7 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     # Slider back to step 5: later steps leave, step 5 is current.
     page.locator("#step-slider").fill("5")
     page.wait_for_function(
-        "() => document.getElementById('step-5').classList.contains('is-current')"
+        "() => document.getElementById('step-5')?.classList.contains('is-current')"
     )
     # Hidden later steps are not on the page at all (the window holds shown steps only).
     assert page.locator("#step-6").count() == 0 and page.locator("#step-5").is_visible()
@@ -66,17 +66,17 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     # Keys: j forward, k back, arrows too.
     page.keyboard.press("j")
     page.wait_for_function(
-        "() => document.getElementById('step-6').classList.contains('is-current')"
+        "() => document.getElementById('step-6')?.classList.contains('is-current')"
     )
     assert page.locator("#step-6").is_visible() and page.locator("#step-7").count() == 0
     page.keyboard.press("k")
     page.keyboard.press("ArrowLeft")
     page.wait_for_function(
-        "() => document.getElementById('step-4').classList.contains('is-current')"
+        "() => document.getElementById('step-4')?.classList.contains('is-current')"
     )
     page.keyboard.press("ArrowRight")
     page.wait_for_function(
-        "() => document.getElementById('step-5').classList.contains('is-current')"
+        "() => document.getElementById('step-5')?.classList.contains('is-current')"
     )
     assert page.locator("#step-slider").input_value() == "5"
     # Dim instead of hide: later steps stay in place.
@@ -91,7 +91,7 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     # Jumping far ahead loads the missing chunks.
     page.locator("#step-slider").fill("230")
     page.wait_for_function(
-        "() => !!document.getElementById('step-230') && document.getElementById('step-230').classList.contains('is-current')"
+        "() => !!document.getElementById('step-230') && document.getElementById('step-230')?.classList.contains('is-current')"
     )
     assert page.locator("#step-230").is_visible()
     # And forward again to the end: nothing is "later".
@@ -102,7 +102,7 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
     # A permalink beyond the first chunk, on a fresh load.
     bp.goto(trajectory.get_absolute_url() + "#step-180")
     page.wait_for_function(
-        "() => !!document.getElementById('step-180') && document.getElementById('step-180').classList.contains('is-target')"
+        "() => !!document.getElementById('step-180') && document.getElementById('step-180')?.classList.contains('is-target')"
     )
     box = page.locator("#step-180").bounding_box()
     assert box is not None and 0 <= box["y"] < page.viewport_size["height"]
@@ -191,7 +191,7 @@ def test_a_permalink_followed_while_the_last_step_loads_keeps_its_step_on_screen
     page.wait_for_selector("#tools:not([hidden])")
     page.locator("#step-slider").fill("230")
     page.wait_for_function(
-        "() => !!document.getElementById('step-230') && document.getElementById('step-230').classList.contains('is-current')"
+        "() => !!document.getElementById('step-230') && document.getElementById('step-230')?.classList.contains('is-current')"
     )
     assert page.locator("#step-260").count() == 0  # the last chunk is still to load
     held = []

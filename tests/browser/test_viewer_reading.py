@@ -44,7 +44,7 @@ def test_the_address_follows_the_reader_home_end_and_filter_counts(browser_page,
     other = bp.context.new_page()
     other.goto(copied)
     other.wait_for_function(
-        "() => document.getElementById('step-6').classList.contains('is-target')"
+        "() => document.getElementById('step-6')?.classList.contains('is-target')"
     )
     other.close()
 

@@ -83,6 +83,11 @@ def review_queue() -> QuerySet[Trajectory]:
         waiting |= Q(review_state=ReviewState.APPROVED, visibility=Visibility.PUBLIC) & ~Q(
             unchecked_images=[]
         )
+    # OCR found something in their images: each is withheld until a moderator clears or drops
+    # it, whatever the setting (image_rule.py).
+    waiting |= Q(review_state=ReviewState.APPROVED, visibility=Visibility.PUBLIC) & ~Q(
+        flagged_images=[]
+    )
     return (
         QueueItem.objects.annotate(
             open_reports=count(Report.objects.filter(trajectory=here, resolved_at__isnull=True)),
@@ -217,6 +222,11 @@ class ImageForReview:
     def unchecked(self) -> bool:
         """Neither OCR nor a moderator has read it: withheld unless the setting publishes it."""
         return not (self.ocr_read or self.cleared_at or self.dropped_at)
+
+    @property
+    def flagged(self) -> bool:
+        """OCR found something in it and no moderator cleared or dropped it: withheld."""
+        return bool(self.kinds) and not (self.cleared_at or self.dropped_at)
 
 
 IMAGES_SHOWN = 100

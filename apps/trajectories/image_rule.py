@@ -10,15 +10,17 @@ this module, so the site and the releases cannot disagree:
 
 - dropped by a moderator: never public (`dropped.IMAGE_REMOVED`);
 - cleared by a moderator: public;
-- read by OCR with findings: not in releases, and on the site only as the trajectory's
-  moderator decided (a held trajectory is not public at all);
+- read by OCR with findings: withheld (`dropped.IMAGE_WITHHELD`) on the site as in releases
+  until a moderator clears or drops it, whatever the trajectory's review state: approving a
+  trajectory redacts its text, and no placeholder can redact a picture;
 - read by OCR and found clean: public;
 - unread: where OCR is off or missing, public only with TRAJHUB_IMAGES_PUBLISH_UNREAD, otherwise
   `dropped.IMAGE_WITHHELD` in its place until a moderator clears it; where OCR reads images,
   withheld until it is read (a read that timed out) or cleared.
 
 The trajectory keeps the sha256 of its unread, uncleared images in `Trajectory.unchecked_images`
-(written by the scan and by a clearance, like `dropped_images`), so a page needs no query.
+and of its flagged, uncleared ones in `Trajectory.flagged_images` (written by the scan and by a
+clearance, like `dropped_images`), so a page needs no query.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
 WITHHELD_TEXT = (
     "This image is not shown until a moderator checks it: it was not read for text (OCR is off)."
 )
+FLAGGED_TEXT = (
+    "This image is not shown until a moderator checks it: text was found in it that may be a "
+    "secret or personal data."
+)
 
 
 def publish_unread() -> bool:
@@ -57,6 +63,13 @@ def ocr_available() -> bool:
 def unchecked_q() -> Q:
     """Images nobody has looked at: not read by OCR, not cleared, not dropped."""
     return Q(ocr_version="", cleared_at__isnull=True, dropped_at__isnull=True)
+
+
+def flagged_q() -> Q:
+    """Images OCR found something in that no moderator has cleared or dropped."""
+    return ~Q(ocr_version="") & Q(
+        ocr_findings__gt=0, cleared_at__isnull=True, dropped_at__isnull=True
+    )
 
 
 def releasable_q() -> Q:
@@ -79,15 +92,34 @@ def image_releasable(image: Image) -> bool:
 
 
 def withheld_images(trajectory: Trajectory) -> frozenset[str]:
-    """sha256 of the trajectory's images that visitors do not get (besides dropped ones)."""
+    """sha256 of the trajectory's images that visitors do not get (besides dropped ones):
+    flagged by OCR and not cleared, and unread ones unless they are published unread."""
+    flagged = {sha for sha in trajectory.flagged_images or () if isinstance(sha, str)}
     if publish_unread():
-        return frozenset()
-    return frozenset(sha for sha in trajectory.unchecked_images or () if isinstance(sha, str))
+        return frozenset(flagged)
+    unread = {sha for sha in trajectory.unchecked_images or () if isinstance(sha, str)}
+    return frozenset(flagged | unread)
+
+
+def image_flagged(image: Image) -> bool:
+    """Whether OCR found something in this image that no moderator has cleared."""
+    return bool(image.ocr_version) and image.ocr_findings > 0 and image.cleared_at is None
 
 
 def image_withheld(image: Image) -> bool:
-    """Whether a visitor is refused this image (the endpoints): unread and uncleared."""
-    return not (publish_unread() or image.cleared_at is not None or image.ocr_version)
+    """Whether a visitor is refused this image (the endpoints): flagged and uncleared, or
+    unread and uncleared (unless published unread). `releasable_q` for one image, but for
+    dropped ones, which the endpoints answer apart (410)."""
+    if image.cleared_at is not None:
+        return False
+    if image.ocr_version:
+        return image.ocr_findings > 0
+    return not publish_unread()
+
+
+def withheld_text(image: Image) -> str:
+    """What the image endpoints tell a visitor refused `image`, by why it is withheld."""
+    return FLAGGED_TEXT if image_flagged(image) else WITHHELD_TEXT
 
 
 def visitor_images(trajectory: Trajectory) -> Redact:

@@ -97,6 +97,11 @@ class Trajectory(models.Model):
     # from everyone but the owner and moderators unless TRAJHUB_IMAGES_PUBLISH_UNREAD. Written
     # by the scan and when a moderator clears an image, like `dropped_images`.
     unchecked_images = models.JSONField(default=list, blank=True)
+    # sha256 of its images in which OCR found text the scan flags and that no moderator has
+    # cleared or dropped (image_rule.py): withheld from everyone but the owner and moderators on
+    # the site as in releases, whatever the trajectory's review state (a picture cannot be
+    # redacted). Written by the scan and by clearances, like `unchecked_images`.
+    flagged_images = models.JSONField(default=list, blank=True)
     # What a request needs of `redactions` without reading it (services/redaction_index.py):
     # {"own": the originals found in the title, feedback, agent, model, version and metadata,
     # with their placeholders; "count": len(redactions); "strings"/"metadata": digests of what

@@ -153,7 +153,9 @@ def test_found_held_dropped_approved_and_gone_from_every_surface(
     assert image.ocr_version and image.ocr_findings == 1
     assert not release_selectors.image_releasable(image)  # found something: never released
 
-    assert sha in Trajectory.objects.get(pk=trajectory.pk).search_text  # the message's image
+    # Flagged, so withheld from visitors until a moderator decides: search snippets too.
+    assert sha not in Trajectory.objects.get(pk=trajectory.pk).search_text
+    assert "trajhub-image:withheld" in Trajectory.objects.get(pk=trajectory.pk).search_text
     # The review item's page shows the image with what OCR found, ticked for dropping.
     moderator_page = Client()
     moderator_page.force_login(admin_mod)
@@ -520,3 +522,92 @@ def test_bulk_approve_skips_a_flagged_image_unless_told_to_drop_it(admin_mod):
     with_image.refresh_from_db()
     assert with_image.review_state == "approved" and with_image.dropped_images == [image.sha256]
     assert "1 trajectories approved with their flagged images dropped" in shown.content.decode()
+
+
+def test_an_approved_trajectorys_flagged_image_stays_withheld_on_the_site_as_in_releases(
+    tesseract,
+    owner,
+    callers,
+    admin_mod,
+    release_storage,  # noqa: F811
+):
+    """One rule for the site and the releases (issue 20): approving a held trajectory redacts
+    its text, but no placeholder can redact a picture, so an image in which OCR found a key
+    stays withheld from visitors, on the page, both image endpoints, the API's events and the
+    exports, exactly as the release withholds it, until a moderator clears (or drops) it. Before,
+    the site showed it the moment the trajectory was approved while the release left it out."""
+    from apps.trajectories.dropped import IMAGE_WITHHELD
+    from apps.trajectories.image_rule import FLAGGED_TEXT
+
+    png = screenshot("Personal access tokens", f"token {DRAWN_TOKEN}")
+    sha = hashlib.sha256(png).hexdigest()
+    trajectory = share_with_screenshot(owner, png)
+    assert trajectory_scan(trajectory=trajectory).review_state == "held"
+    assert Trajectory.objects.get(pk=trajectory.pk).flagged_images == [sha]
+
+    # A moderator approves on the review page without ticking the image for dropping.
+    moderator_page = Client()
+    moderator_page.force_login(admin_mod)
+    review = f"/admin/moderation/queueitem/{trajectory.pk}/change/"
+    page = moderator_page.get(review).content.decode()
+    assert "text found: others see a placeholder until a moderator clears or drops it" in page
+    answer = moderator_page.post(
+        review, {"decision": "approve", "seen_state": "held", "redact": "", "reason": ""}
+    )
+    assert answer.status_code == 302
+    trajectory.refresh_from_db()
+    assert trajectory.review_state == "approved" and trajectory.flagged_images == [sha]
+    queue = moderator_page.get("/admin/moderation/queueitem/").content.decode()
+    assert "1 image with findings" in queue  # it still waits for a moderator
+
+    share_id = trajectory.share_id
+    for who, caller in callers.items():
+        c = caller.client
+        html = c.get(f"/t/{share_id}/").content.decode()
+        page_image = c.get(f"/t/{share_id}/images/{sha}")
+        api_image = c.get(f"/api/v1/trajectories/{share_id}/images/{sha}")
+        events = c.get(f"/api/v1/trajectories/{share_id}/events").content.decode()
+        exports = [
+            c.get(f"/api/v1/trajectories/{share_id}/download", {"format": fmt}).content
+            for fmt in FORMATS
+        ]
+        if caller.original:
+            assert page_image.status_code == 200 and api_image.status_code == 200, who
+            assert "Text that may be a secret was found in it" in html, who
+            continue
+        assert page_image.status_code == 403, who
+        assert page_image.content.decode() == FLAGGED_TEXT, who
+        assert api_image.status_code == 403, who
+        assert api_image.json()["error"]["message"] == FLAGGED_TEXT, who
+        assert "Image not shown until a moderator checks it" in html, who
+        assert IMAGE_WITHHELD in events, who
+        for text in (html, events):
+            assert sha not in text, who
+        for body in exports:
+            assert sha.encode() not in body and png not in body, who
+
+    def release_row_images() -> list[bytes]:
+        run = release_services.release_run(force=True)
+        assert run.action == "published", run.message
+        folder = release_storage / run.release.prefix
+        rows = []
+        for path in sorted((folder / "data").glob("train-*.parquet")):
+            rows.extend(pq.read_table(path).to_pylist())
+        (row,) = [row for row in rows if row["id"] == share_id]
+        return [item["bytes"] for item in row["images"]]
+
+    withheld = release_row_images()
+    assert withheld and all(image == PLACEHOLDER_PNG for image in withheld)
+
+    # The moderator looks at it and clears it: public on the site and in the next release.
+    answer = moderator_page.post(
+        review, {"decision": "clear_images", "seen_state": "approved", "clear": [sha]}
+    )
+    assert answer.status_code == 302
+    assert Trajectory.objects.get(pk=trajectory.pk).flagged_images == []
+    anonymous = callers["anonymous"].client
+    assert anonymous.get(f"/t/{share_id}/images/{sha}").status_code == 200
+    assert f"/t/{share_id}/images/{sha}" in anonymous.get(f"/t/{share_id}/").content.decode()
+    # (A release is made when its set of trajectories changes: one more share makes the next.)
+    trajectory_scan(trajectory=share_with_screenshot(owner, png_of("another run")))
+    assert png in release_row_images()

@@ -123,6 +123,9 @@ class QueueItemAdmin(DecisionActions, ReadOnlyAdmin):
         if obj.unchecked_images and not publish_unread():
             count = len(obj.unchecked_images)
             reasons.append(f"{count} image{'s' if count != 1 else ''} to check")
+        if obj.flagged_images:
+            count = len(obj.flagged_images)
+            reasons.append(f"{count} image{'s' if count != 1 else ''} with findings")
         return ", ".join(reasons)
 
     @admin.display(description="findings")

@@ -183,6 +183,18 @@ def unchecked_images(pk: int) -> list[str]:
     )
 
 
+def ocr_flagged_images(pk: int) -> list[str]:
+    """sha256 of the trajectory's images in which OCR found something and that no moderator has
+    cleared or dropped (Trajectory.flagged_images: withheld on the site as in releases)."""
+    from apps.trajectories.image_rule import flagged_q
+
+    return sorted(
+        Image.objects.filter(flagged_q(), trajectory_links__trajectory_id=pk).values_list(
+            "sha256", flat=True
+        )
+    )
+
+
 def find_in_trajectory(
     scanner: engine.Scanner, trajectory: Trajectory, read: list[str] | None = None
 ) -> list[Located]:

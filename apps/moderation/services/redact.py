@@ -136,14 +136,16 @@ def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: st
             Trajectory.objects.select_for_update()
             .filter(image_links__image_id=image.pk)
             .order_by("pk")
-            .values_list("pk", "dropped_images")
+            .values_list("pk", "dropped_images", "flagged_images")
         )
-        for pk, dropped in linked:
-            listed = sorted({*(dropped or []), image.sha256})
-            Trajectory.objects.filter(pk=pk).update(dropped_images=listed)
+        for pk, dropped, flagged in linked:
+            Trajectory.objects.filter(pk=pk).update(
+                dropped_images=sorted({*(dropped or []), image.sha256}),
+                flagged_images=sorted(set(flagged or []) - {image.sha256}),
+            )
         # Its findings pointed at something no one else can see any more; a rescan skips it.
         Finding.objects.filter(
-            trajectory_id__in=[pk for pk, _ in linked], path=f"{IMAGE_PATH}{image.sha256}"
+            trajectory_id__in=[pk for pk, *_ in linked], path=f"{IMAGE_PATH}{image.sha256}"
         ).delete()
         audit_record(
             action=AuditAction.IMAGE_DROPPED,
@@ -157,13 +159,14 @@ def image_drop(*, trajectory: Trajectory, moderator: User, sha256: str, note: st
                 "state": trajectory.review_state,
             },
         )
-        announce_public_change([pk for pk, _ in linked])
-        _notify_image_dropped([pk for pk, _ in linked], note)
-    for pk, _ in linked:
+        announce_public_change([pk for pk, *_ in linked])
+        _notify_image_dropped([pk for pk, *_ in linked], note)
+    for pk, *_ in linked:
         # Search snippets show the search text: the reference goes from there too.
         trajectory_search_refresh(trajectory=Trajectory.objects.get(pk=pk))
     image.dropped_at = now
     trajectory.dropped_images = sorted({*(trajectory.dropped_images or []), image.sha256})
+    trajectory.flagged_images = sorted(set(trajectory.flagged_images or []) - {image.sha256})
     return image
 
 
@@ -196,11 +199,13 @@ def image_clear(*, trajectory: Trajectory, moderator: User, sha256: str, note: s
             Trajectory.objects.select_for_update()
             .filter(image_links__image_id=image.pk)
             .order_by("pk")
-            .values_list("pk", "unchecked_images")
+            .values_list("pk", "unchecked_images", "flagged_images")
         )
-        for pk, unchecked in linked:
-            left = sorted(set(unchecked or []) - {image.sha256})
-            Trajectory.objects.filter(pk=pk).update(unchecked_images=left)
+        for pk, unchecked, flagged in linked:
+            Trajectory.objects.filter(pk=pk).update(
+                unchecked_images=sorted(set(unchecked or []) - {image.sha256}),
+                flagged_images=sorted(set(flagged or []) - {image.sha256}),
+            )
         audit_record(
             action=AuditAction.IMAGE_CLEARED,
             share_id=trajectory.share_id,
@@ -213,10 +218,11 @@ def image_clear(*, trajectory: Trajectory, moderator: User, sha256: str, note: s
                 "also_in_trajectories": len(linked) - 1,
             },
         )
-        announce_public_change([pk for pk, _ in linked])
-    for pk, _ in linked:
+        announce_public_change([pk for pk, *_ in linked])
+    for pk, *_ in linked:
         # The search text withheld the reference; it may show now.
         trajectory_search_refresh(trajectory=Trajectory.objects.get(pk=pk))
     image.cleared_at = now
     trajectory.unchecked_images = sorted(set(trajectory.unchecked_images or []) - {image.sha256})
+    trajectory.flagged_images = sorted(set(trajectory.flagged_images or []) - {image.sha256})
     return image

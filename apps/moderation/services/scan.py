@@ -26,6 +26,7 @@ from apps.moderation.services.findings import (
     dropped_images,
     find_in_trajectory,
     new_secrets,
+    ocr_flagged_images,
     ocr_key,
     record_ocr,
     unchecked_images,
@@ -90,6 +91,7 @@ class _Read:
     previous_redactions: dict[str, str]
     previous_dropped: list[str]
     previous_unchecked: list[str]
+    previous_flagged: list[str]
     version: str
     read: list[str]  # images OCR read
     found: list[Located]
@@ -116,13 +118,21 @@ def trajectory_scan(*, trajectory: Trajectory) -> ScanResult:
         return written
     changed, state = written
     trajectory.refresh_from_db(
-        fields=["review_state", "redactions", "dropped_images", "unchecked_images", "published_at"]
+        fields=[
+            "review_state",
+            "redactions",
+            "dropped_images",
+            "unchecked_images",
+            "flagged_images",
+            "published_at",
+        ]
     )
     if (
         not search_built(trajectory)
         or trajectory.redactions != scanned.previous_redactions
         or trajectory.dropped_images != scanned.previous_dropped
         or trajectory.unchecked_images != scanned.previous_unchecked
+        or trajectory.flagged_images != scanned.previous_flagged
     ):
         # The one build of the search text (ingest never writes it), from the redacted view:
         # search must never find a trajectory by what its redactions hide.
@@ -146,6 +156,7 @@ def _read(trajectory: Trajectory) -> _Read:
     previous_redactions = dict(trajectory.redactions or {})
     previous_dropped = list(trajectory.dropped_images or [])
     previous_unchecked = list(trajectory.unchecked_images or [])
+    previous_flagged = list(trajectory.flagged_images or [])
     scanner = scanner_from_settings()
     version = engine.version(settings.TRAJHUB_SCAN_RULE_CACHE)
     read: list[str] = []  # images OCR read
@@ -175,6 +186,7 @@ def _read(trajectory: Trajectory) -> _Read:
         previous_redactions=previous_redactions,
         previous_dropped=previous_dropped,
         previous_unchecked=previous_unchecked,
+        previous_flagged=previous_flagged,
         version=version,
         read=read,
         found=found,
@@ -209,6 +221,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
         dropped = dropped_images(pk)
         # After record_ocr: an image read now is checked (apps/trajectories/image_rule.py).
         unchecked = unchecked_images(pk)
+        flagged = ocr_flagged_images(pk)
         changed = False
         state = current.review_state
         if state == ReviewState.PENDING:
@@ -219,6 +232,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
                     **_index_stale(current, redactions),
                     "dropped_images": dropped,
                     "unchecked_images": unchecked,
+                    "flagged_images": flagged,
                     "scan_version": scanned.version,
                 },
                 counts=counts,
@@ -233,6 +247,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
                 **_index_stale(current, redactions),
                 dropped_images=dropped,
                 unchecked_images=unchecked,
+                flagged_images=flagged,
                 scan_version=scanned.version,
                 scanned_at=timezone.now(),
             )
@@ -246,6 +261,7 @@ def _write(pk: int, scanned: _Read) -> tuple[bool, str] | ScanResult:
             or redactions != scanned.previous_redactions
             or dropped != scanned.previous_dropped
             or unchecked != scanned.previous_unchecked
+            or flagged != scanned.previous_flagged
         ):
             # Approved (enters public() if public), held, or shown with other placeholders.
             announce_public_change([pk])

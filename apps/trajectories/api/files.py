@@ -16,7 +16,7 @@ from apps.core.api.views import JsonApiView
 from apps.trajectories import selectors, services
 from apps.trajectories.api.access import password_holder, request_user
 from apps.trajectories.api.serializers import DownloadQuerySerializer
-from apps.trajectories.image_rule import WITHHELD_TEXT, image_withheld
+from apps.trajectories.image_rule import image_withheld, withheld_text
 from apps.trajectories.models import Trajectory
 from apps.trajectories.selectors.viewer import SAFE_IMAGE_TYPES, Access, trajectory_access
 
@@ -135,7 +135,7 @@ class TrajectoryImageView(JsonApiView):
         if image.dropped_at is not None and not selectors.can_manage(trajectory, user):
             raise ApiError("image removed by a moderator", "sha256", status_code=410)
         if image_withheld(image) and not selectors.can_manage(trajectory, user):
-            raise ApiError(WITHHELD_TEXT, "sha256", status_code=403)
+            raise ApiError(withheld_text(image), "sha256", status_code=403)
         response = HttpResponse(services.image_read(image), content_type=image.content_type)
         response["Cache-Control"] = "private, max-age=3600"
         return response

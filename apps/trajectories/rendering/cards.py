@@ -42,6 +42,8 @@ class ViewContext:
     dropped_images: frozenset[str] = frozenset()
     # image_rule.withheld_images: references become IMAGE_WITHHELD for visitors.
     withheld_images: frozenset[str] = frozenset()
+    # Those of them withheld because OCR found something in them (the owner's caption says so).
+    flagged_images: frozenset[str] = frozenset()
 
     def visitor_data(self, data: Any) -> Any:
         """Event data as a visitor may see it: dropped images' references replaced, then the
@@ -308,11 +310,16 @@ class CardBuilder:
                 continue
             if sha in self.ctx.withheld_images:
                 # Only the owner and moderators get here (visitors got IMAGE_WITHHELD).
+                why = (
+                    "Text that may be a secret was found in it"
+                    if sha in self.ctx.flagged_images
+                    else "Not read for text (OCR is off)"
+                )
                 items.append(
                     f'<figure class="shot-dropped"><a class="shot" href="{url}"><img src="{url}" '
                     f'alt="{alt_text}{suffix}" loading="lazy" decoding="async"></a>'
-                    "<figcaption>Not read for text (OCR is off): only you and moderators see "
-                    "it until a moderator clears it.</figcaption></figure>"
+                    f"<figcaption>{why}: only you and moderators see it until a moderator "
+                    "clears it.</figcaption></figure>"
                 )
                 continue
             items.append(

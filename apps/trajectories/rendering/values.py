@@ -28,7 +28,7 @@ as_str = json_text
 # What visitors see where a moderator dropped an image (our words, no event text).
 WITHHELD_HTML = (
     '<div class="shot-removed" role="img" aria-label="Image not shown until a moderator checks it">'
-    "<span>Image not shown until a moderator checks it (it was not read for text)</span></div>"
+    "<span>Image not shown until a moderator checks it</span></div>"
 )
 REMOVED_HTML = (
     '<div class="shot-removed" role="img" aria-label="Image removed by a moderator">'

@@ -82,7 +82,10 @@ def trajectory_search_refresh(*, trajectory: Trajectory) -> Trajectory:
     )
     # Snippets of search results show this text: references to dropped and withheld images go
     # too (withheld whatever the setting: the search text outlives a change of it).
-    drop = image_dropper(trajectory.dropped_images, trajectory.unchecked_images)
+    drop = image_dropper(
+        trajectory.dropped_images,
+        [*(trajectory.unchecked_images or ()), *(trajectory.flagged_images or ())],
+    )
     trajectory.search_text = _build_search_text(
         trajectory.title, (drop(text) for text in texts), trajectory.redactions
     )

@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.trajectories import extensions
-from apps.trajectories.image_rule import WITHHELD_TEXT, image_withheld, withheld_images
+from apps.trajectories.image_rule import image_withheld, withheld_images, withheld_text
 from apps.trajectories.models import Event
 from apps.trajectories.outcome import cost_label, count_label
 from apps.trajectories.rendering import (
@@ -84,6 +84,7 @@ def _context(access: Access, shown: Sequence[Event]) -> ViewContext:
         started_at=trajectory.started_at,
         dropped_images=frozenset(trajectory.dropped_images or ()),
         withheld_images=withheld_images(trajectory),
+        flagged_images=frozenset(trajectory.flagged_images or ()),
     )
 
 
@@ -385,7 +386,7 @@ def trajectory_image(request: HttpRequest, share_id: str, sha256: str) -> HttpRe
     if image_withheld(image) and not access.show_original:
         # Nobody has read it (no OCR): not public until a moderator clears it (image_rule.py).
         return _private_headers(
-            HttpResponse(WITHHELD_TEXT, status=403, content_type="text/plain"), access
+            HttpResponse(withheld_text(image), status=403, content_type="text/plain"), access
         )
     try:
         handle = storages["default"].open(image.path, "rb")

@@ -89,6 +89,14 @@ def _collection_html(stats: dict[str, Any]) -> str:
             charts.bars(releases, title="Rows in each published release"),
         ),
     ]
+    return render_to_string(
+        "stats/_collection.html",
+        {"stats": stats, "sections": sections, "success_sections": _success_sections(stats)},
+    )
+
+
+def _success_sections(stats: dict[str, Any]) -> list[tuple[str, str, str, list, Any]]:
+    """The success-rate cards: (id, heading, column, rows with their links, chart)."""
     success = [
         (
             "success-by-model",
@@ -105,14 +113,10 @@ def _collection_html(stats: dict[str, Any]) -> str:
             _linked(stats["success_by_agent"], "agent"),
         ),
     ]
-    success_sections = [
+    return [
         (id_, heading, column, rows, charts.rates(rows, title=heading))
         for id_, heading, column, _name, rows in success
     ]
-    return render_to_string(
-        "stats/_collection.html",
-        {"stats": stats, "sections": sections, "success_sections": success_sections},
-    )
 
 
 def _linked(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:

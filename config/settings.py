@@ -422,6 +422,12 @@ SPECTACULAR_SETTINGS = {
         # The OpenHands drop-in is a plain Django view: the schema names it by hand.
         "apps.trajectories.api.schema.add_openhands_drop_in",
     ],
+    # Two choice sets share the name "outcome": what is stored (three states) and what the
+    # owner may set (two, or empty to clear).
+    "ENUM_NAME_OVERRIDES": {
+        "OutcomeEnum": "apps.trajectories.models.Outcome",
+        "OwnerOutcomeEnum": "apps.trajectories.api.serializers.OWNER_OUTCOME_CHOICES",
+    },
 }
 
 # --- TrajHub ------------------------------------------------------------------------------------

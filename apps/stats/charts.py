@@ -83,3 +83,42 @@ def columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
             )
     parts.append("</svg>")
     return mark_safe("".join(parts))
+
+
+def rates(rows: Sequence[dict[str, Any]], *, title: str) -> SafeString:
+    """Horizontal bars of success rates on a 0–100 % axis, each with its 95 % interval drawn as
+    a whisker across it; a row with an `href` is a link (to the browse page it counts)."""
+    if not rows:
+        return mark_safe("")
+    span = WIDTH - LABEL - 60
+    height = len(rows) * (BAR + GAP) + GAP
+    parts = [
+        f'<svg class="chart chart-bars chart-rates" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet">'
+        f"<title>{escape(title)}</title>"
+    ]
+    for index, row in enumerate(rows):
+        y = GAP + index * (BAR + GAP)
+        width = max(row["rate"] * span, 1)
+        low, high = LABEL + row["low"] * span, LABEL + row["high"] * span
+        middle = y + BAR / 2
+        text = str(row["label"])
+        shown = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+        said = (
+            f"{text}: {row['resolved']:,} of {row['runs']:,} resolved, {row['rate']:.0%} "
+            f"(95% interval {row['low']:.0%}–{row['high']:.0%})"
+        )
+        bar = (
+            f"<g><title>{escape(said)}</title>"
+            f'<text x="{LABEL - 6}" y="{y + BAR - 5}" class="chart-label" text-anchor="end">'
+            f"{escape(shown)}</text>"
+            f'<rect x="{LABEL}" y="{y}" width="{width:.1f}" height="{BAR}" class="chart-bar" rx="2"></rect>'
+            f'<line x1="{low:.1f}" y1="{middle}" x2="{high:.1f}" y2="{middle}" class="chart-interval"></line>'
+            f'<line x1="{low:.1f}" y1="{y + 4}" x2="{low:.1f}" y2="{y + BAR - 4}" class="chart-interval"></line>'
+            f'<line x1="{high:.1f}" y1="{y + 4}" x2="{high:.1f}" y2="{y + BAR - 4}" class="chart-interval"></line>'
+            f'<text x="{LABEL + span + 4}" y="{y + BAR - 5}" class="chart-value">{row["rate"]:.0%}</text></g>'
+        )
+        href = row.get("href")
+        parts.append(f'<a href="{escape(href)}">{bar}</a>' if href else bar)
+    parts.append("</svg>")
+    return mark_safe("".join(parts))

@@ -1,7 +1,7 @@
 """The numbers behind /stats/ and GET /api/v1/stats, over `Trajectory.objects.public()` only.
 
-Seven aggregate queries (weeks, agents, models, formats, polarity, one row of totals and
-distributions, releases), whatever the size of the collection; the result is cached, under a key
+Nine aggregate queries (weeks, agents, models, formats, polarity, one row of totals and
+distributions, releases, success by model and by agent), whatever the size of the collection; the result is cached, under a key
 whose generation `collection_stats_forget()` moves on whenever a trajectory enters or leaves
 public() (the `public_set_changed` signal), so a warm page is a few cache reads (the generation,
 the numbers, and the page's charts rendered from them: cached_rendering). Releases publish
@@ -24,7 +24,8 @@ from django.utils import timezone
 
 from apps.core.locks import Lease
 from apps.datasets.models import Release, ReleaseStatus
-from apps.trajectories.models import Trajectory
+from apps.stats.rates import wilson_interval
+from apps.trajectories.models import Outcome, Trajectory
 
 STATS_CACHE_SECONDS = 300
 # The cold path's stampede guard (_compute_once): the one computing request's lease (renewed
@@ -133,6 +134,38 @@ def _grouped(field: str, *, label_empty: str) -> list[list[Any]]:
     return [[row[field] or label_empty, row["n"]] for row in rows]
 
 
+def _success(field: str) -> list[dict[str, Any]]:
+    """Success rates of the TOP agents or models with the most runs of known outcome: runs,
+    resolved, the rate and its 95 % Wilson interval (rates.py), and the shown value the browse
+    filter takes ("" for runs that do not say, which no filter can pick out).
+
+    Over public() only, from the redacted view's columns (current only with the index), and
+    only runs whose outcome is known: an unknown outcome is neither a success nor a failure."""
+    known = Trajectory.objects.public().filter(
+        indexed_at__isnull=False, outcome__in=[Outcome.RESOLVED, Outcome.UNRESOLVED]
+    )
+    rows = (
+        known.values(field)
+        .annotate(n=Count("id"), resolved=Count("id", filter=Q(outcome=Outcome.RESOLVED)))
+        .order_by("-n", field)[:TOP]
+    )
+    rates = []
+    for row in rows:
+        low, high = wilson_interval(row["resolved"], row["n"])
+        rates.append(
+            {
+                "label": row[field] or "(not said)",
+                "value": row[field] or "",
+                "runs": row["n"],
+                "resolved": row["resolved"],
+                "rate": row["resolved"] / row["n"],
+                "low": low,
+                "high": high,
+            }
+        )
+    return rates
+
+
 def _per_week(public: QuerySet[Trajectory], now: datetime) -> list[list[Any]]:
     since = now - timedelta(weeks=WEEKS)
     weeks = {
@@ -234,4 +267,6 @@ def _compute() -> dict[str, Any]:
         "tokens": {"total": row["tokens"] or 0, "trajectories": row["with_tokens"] or 0},
         "cost": {"total": round(float(row["cost"] or 0), 4), "trajectories": row["with_cost"] or 0},
         "releases": _releases(),
+        "success_by_model": _success("shown_model"),
+        "success_by_agent": _success("shown_agent"),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -88,4 +89,49 @@ def _collection_html(stats: dict[str, Any]) -> str:
             charts.bars(releases, title="Rows in each published release"),
         ),
     ]
-    return render_to_string("stats/_collection.html", {"stats": stats, "sections": sections})
+    return render_to_string(
+        "stats/_collection.html",
+        {"stats": stats, "sections": sections, "success_sections": _success_sections(stats)},
+    )
+
+
+def _success_sections(stats: dict[str, Any]) -> list[tuple[str, str, str, list, Any]]:
+    """The success-rate cards: (id, heading, column, rows with their links, chart)."""
+    success = [
+        (
+            "success-by-model",
+            "Success rate by model",
+            "Model",
+            "model",
+            _linked(stats["success_by_model"], "model"),
+        ),
+        (
+            "success-by-agent",
+            "Success rate by agent",
+            "Agent",
+            "agent",
+            _linked(stats["success_by_agent"], "agent"),
+        ),
+    ]
+    return [
+        (id_, heading, column, rows, charts.rates(rows, title=heading))
+        for id_, heading, column, _name, rows in success
+    ]
+
+
+def _linked(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """Each rate with the browse pages it counts: its resolved runs (the bar), and its resolved
+    and unresolved ones apart (the table). Runs that do not name a model or agent cannot be
+    picked out by the filter: no links."""
+    linked = []
+    for row in rows:
+        row = dict(row)
+        row["unresolved"] = row["runs"] - row["resolved"]
+        row["rate_text"] = f"{row['rate']:.0%}"
+        row["interval_text"] = f"{row['low']:.0%}–{row['high']:.0%}"
+        if row["value"]:
+            base = {name: row["value"]}
+            row["href"] = "/browse/?" + urlencode({**base, "outcome": "resolved"})
+            row["href_unresolved"] = "/browse/?" + urlencode({**base, "outcome": "unresolved"})
+        linked.append(row)
+    return linked

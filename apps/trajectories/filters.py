@@ -9,7 +9,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from apps.core.dates import as_utc
-from apps.trajectories.models import Polarity, Trajectory
+from apps.trajectories.models import Outcome, Polarity, Trajectory
 from apps.trajectories.selectors import trajectory_search
 
 # Public names of the orderings -> model fields (the tie-breaker keeps pages stable).
@@ -59,6 +59,8 @@ class TrajectoryFilter(django_filters.FilterSet):
     )
     polarity = django_filters.ChoiceFilter(choices=Polarity.choices)
     source_format = django_filters.CharFilter(field_name="source_format", lookup_expr="exact")
+    # The stored outcome (resolved / unresolved / unknown): a column, not text, so one value.
+    outcome = django_filters.ChoiceFilter(choices=Outcome.choices, label="Outcome")
     created_after = InstantFilter(
         field_name="created_at", lookup_expr="gte", label="Created at or after"
     )

@@ -40,6 +40,14 @@ class Polarity(models.TextChoices):
     NONE = "none", "None"
 
 
+class Outcome(models.TextChoices):
+    """What the run came to (outcome.py makes it from the format's result, or the owner's)."""
+
+    RESOLVED = "resolved", "Resolved"
+    UNRESOLVED = "unresolved", "Not resolved"
+    UNKNOWN = "unknown", "Unknown"
+
+
 class Trajectory(models.Model):
     """One shared agent session: metadata, ownership, visibility and review state.
 
@@ -117,6 +125,16 @@ class Trajectory(models.Model):
     shown_agent = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
     shown_model = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
     shown_agent_version = models.CharField(max_length=SHOWN_MAX, blank=True, editable=False)
+
+    # The run's outcome (outcome.stored_verdict), written at ingest, re-import and when the owner
+    # sets it: resolved / unresolved / unknown, a score in [0, 1] where known, and the code of
+    # where it came from (outcome.SOURCE_LABELS: a format's report, "owner", "" for none). The
+    # format's own verdict wins; the owner's "it worked" / "it did not" is kept apart in
+    # `owner_outcome` ("" none) and counts only where the format records none.
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.UNKNOWN)
+    outcome_score = models.FloatField(null=True, blank=True)
+    outcome_source = models.CharField(max_length=30, blank=True)
+    owner_outcome = models.CharField(max_length=10, blank=True)
 
     num_events = models.PositiveIntegerField(default=0)
     # Stars given by signed-in users (apps.stars keeps it in step with its Star rows).
@@ -199,6 +217,13 @@ class Trajectory(models.Model):
                 "source_format",
                 F("created_at").desc(),
                 name="traj_public_format",
+                condition=PUBLIC,
+            ),
+            # ?outcome= on the public list, newest first (bench/bench_list.py).
+            models.Index(
+                "outcome",
+                F("created_at").desc(),
+                name="traj_public_outcome",
                 condition=PUBLIC,
             ),
             # /compare/'s "Compare with…": other public runs of the same task (selectors/compare).

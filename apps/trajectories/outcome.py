@@ -151,3 +151,188 @@ def run_outcome(metadata: Any) -> RunOutcome:
         error=error if isinstance(error, str) else "",
         model_stats=stats if isinstance(stats, dict) else {},
     )
+
+
+# --- The stored outcome (issue 23) -----------------------------------------------------------
+# One verdict per trajectory, kept in columns (Trajectory.outcome, outcome_score,
+# outcome_source) so that browse, the API's filter and stats can use it: made from the metadata
+# above where the format records one, else from what the owner said.
+
+RESOLVED = "resolved"
+UNRESOLVED = "unresolved"
+# (UNKNOWN, "unknown", is the third state.)
+OUTCOMES = (RESOLVED, UNRESOLVED, UNKNOWN)
+OUTCOME_LABELS = {RESOLVED: "Resolved", UNRESOLVED: "Not resolved", UNKNOWN: "Unknown"}
+# Where a verdict came from, by the code stored in Trajectory.outcome_source.
+SOURCE_LABELS = {
+    "openhands_eval": "OpenHands evaluation report",
+    "openhands_resolver": "OpenHands resolver",
+    "swebench_report": "SWE-bench evaluation report",
+    "file_report": "the file's evaluation result",
+    "inspect_score": "Inspect score",
+    "harbor_reward": "Harbor verifier reward",
+    "owner": "the owner",
+}
+OWNER = "owner"
+OPENHANDS_FORMATS = ("openhands_eval", "openhands_v0", "openhands_v1", "openhands_share")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A trajectory's outcome: resolved / unresolved / unknown, a score in [0, 1] where one is
+    known, and the code of its source ("" when unknown)."""
+
+    outcome: str = UNKNOWN
+    score: float | None = None
+    source: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.outcome != UNKNOWN
+
+    def columns(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "outcome_score": self.score,
+            "outcome_source": self.source,
+        }
+
+
+def _fraction(value: Any) -> float | None:
+    """A number in [0, 1], else None (a score on another scale says nothing we can compare)."""
+    number = _number(value) if not isinstance(value, str) else None
+    return number if number is not None and 0.0 <= number <= 1.0 else None
+
+
+def _report_source(source_format: str) -> str:
+    if source_format in OPENHANDS_FORMATS:
+        return "openhands_eval"
+    if source_format == "sweagent":
+        return "swebench_report"
+    return "file_report"
+
+
+def _openhands_verdict(metadata: dict[str, Any], source_format: str) -> Verdict:
+    test_result = metadata.get("test_result")
+    for holder in (test_result, metadata.get("report"), metadata):
+        if not isinstance(holder, dict):
+            continue
+        value = holder.get("resolved")
+        nested = holder.get("report")
+        if not isinstance(value, bool) and isinstance(nested, dict):
+            value = nested.get("resolved")
+        if isinstance(value, bool):
+            return Verdict(
+                RESOLVED if value else UNRESOLVED,
+                1.0 if value else 0.0,
+                _report_source(source_format),
+            )
+    # TheAgentCompany-style benchmarks (OpenHands V1 rows) score checkpoints: {result, total}.
+    # Full marks is a resolved task, fewer is not; no checkpoints at all (total 0) says nothing.
+    final = test_result.get("final_score") if isinstance(test_result, dict) else None
+    if isinstance(final, dict):
+        result, total = _number(final.get("result")), _number(final.get("total"))
+        if result is not None and total is not None and total > 0 and 0 <= result <= total:
+            return Verdict(
+                RESOLVED if result >= total else UNRESOLVED, result / total, "openhands_eval"
+            )
+    # The resolver's own judgement of whether its change fixed the issue.
+    success = metadata.get("success")
+    if isinstance(success, bool) and source_format in OPENHANDS_FORMATS:
+        return Verdict(
+            RESOLVED if success else UNRESOLVED, 1.0 if success else 0.0, "openhands_resolver"
+        )
+    return Verdict()
+
+
+# Inspect AI's score values (inspect_ai.scorer: CORRECT "C", INCORRECT "I", PARTIAL "P",
+# NOANSWER "N"; value_to_float also reads "yes"/"no" and "true"/"false"). Partial credit and no
+# answer are not a solved task; a score of 1 or 0 is a match scorer's verdict.
+INSPECT_STATES = {
+    "c": (RESOLVED, 1.0),
+    "correct": (RESOLVED, 1.0),
+    "yes": (RESOLVED, 1.0),
+    "true": (RESOLVED, 1.0),
+    "i": (UNRESOLVED, 0.0),
+    "incorrect": (UNRESOLVED, 0.0),
+    "no": (UNRESOLVED, 0.0),
+    "false": (UNRESOLVED, 0.0),
+    "p": (UNRESOLVED, 0.5),
+    "partial": (UNRESOLVED, 0.5),
+    "n": (UNRESOLVED, 0.0),
+    "noanswer": (UNRESOLVED, 0.0),
+}
+
+
+def _inspect_value(value: Any) -> tuple[str, float | None]:
+    if isinstance(value, bool):
+        return (RESOLVED, 1.0) if value else (UNRESOLVED, 0.0)
+    if isinstance(value, str):
+        return INSPECT_STATES.get(value.strip().lower(), (UNKNOWN, None))
+    number = _number(value)
+    if number == 1.0:
+        return RESOLVED, 1.0
+    if number == 0.0:
+        return UNRESOLVED, 0.0
+    # Any other number (a model-graded 0.7, a 1-10 scale) cannot be read as solved or not.
+    return UNKNOWN, _fraction(value)
+
+
+def _inspect_verdict(metadata: dict[str, Any]) -> Verdict:
+    """All of the sample's scorers, read as above: their verdict where they agree, else
+    unknown (a dict of several values, one per metric, is unknown too)."""
+    scores = metadata.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        return Verdict()
+    states, numbers = set(), []
+    for score in scores.values():
+        value = score.get("value") if isinstance(score, dict) else score
+        state, number = _inspect_value(value)
+        states.add(state)
+        numbers.append(number)
+    if len(states) != 1 or UNKNOWN in states:
+        return Verdict()
+    return Verdict(states.pop(), sum(n or 0.0 for n in numbers) / len(numbers), "inspect_score")
+
+
+def _harbor_verdict(metadata: dict[str, Any]) -> Verdict:
+    """The verifier's reward from the trial's result.json ({"reward": 1.0}): full reward is
+    resolved, less is not; a reward outside [0, 1], or several without a "reward", is unknown."""
+    rewards = metadata.get("verifier_rewards")
+    if not isinstance(rewards, dict) or not rewards:
+        return Verdict()
+    value = (
+        rewards.get("reward")
+        if "reward" in rewards or len(rewards) != 1
+        else next(iter(rewards.values()))
+    )
+    reward = _fraction(value) if not isinstance(value, bool) else None
+    if reward is None:
+        return Verdict()
+    return Verdict(RESOLVED if reward >= 1.0 else UNRESOLVED, reward, "harbor_reward")
+
+
+def format_verdict(metadata: Any, source_format: str) -> Verdict:
+    """The outcome the trajectory's own file records (unknown where it records none)."""
+    if not isinstance(metadata, dict):
+        return Verdict()
+    if source_format == "inspect_log":
+        return _inspect_verdict(metadata)
+    if source_format == "atif":
+        found = _harbor_verdict(metadata)
+        if found.known:
+            return found
+    # SWE-agent's exit status "submitted" says the run ended with a patch, not that the patch
+    # works: only an evaluation report's "resolved" counts, as for OpenHands' rows.
+    return _openhands_verdict(metadata, source_format)
+
+
+def stored_verdict(metadata: Any, source_format: str, owner_outcome: str) -> Verdict:
+    """What Trajectory's outcome columns hold: the format's verdict where it has one (it wins
+    over the owner's), else the owner's "it worked" / "it did not", else unknown."""
+    found = format_verdict(metadata, source_format)
+    if found.known:
+        return found
+    if owner_outcome in (RESOLVED, UNRESOLVED):
+        return Verdict(owner_outcome, None, OWNER)
+    return Verdict()

@@ -3,7 +3,7 @@ from django.urls import path, re_path
 
 from apps.trajectories.feeds import LatestPublicTrajectoriesFeed
 from apps.trajectories.sitemaps import SITEMAPS, sitemap_index
-from apps.trajectories.views import compare, site, viewer
+from apps.trajectories.views import compare, outcome, site, viewer
 
 SHARE_ID = r"(?P<share_id>[0-9a-f]{64})"
 
@@ -40,6 +40,7 @@ urlpatterns = [
         name="trajectory-event-block",
     ),
     re_path(rf"^t/{SHARE_ID}/find$", viewer.trajectory_find, name="trajectory-find"),
+    re_path(rf"^t/{SHARE_ID}/outcome$", outcome.trajectory_outcome, name="trajectory-outcome"),
     re_path(
         rf"^t/{SHARE_ID}/images/(?P<sha256>[0-9a-f]{{64}})$",
         viewer.trajectory_image,

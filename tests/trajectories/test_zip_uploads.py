@@ -155,7 +155,9 @@ def test_a_broken_zip_is_a_400(client):
 
 def test_a_zip_of_unrelated_files_says_what_it_can_read(client):
     data = make_zip(("a.json", ONE), ("b.json", orjson.dumps(sharegpt())))
-    assert_refused(share(client, data), 400, "neither an Inspect .eval log nor a Claude Code")
+    assert_refused(
+        share(client, data), 400, "neither an Inspect .eval log, a Claude Code session folder"
+    )
 
 
 def test_a_bad_file_in_a_zip_is_named_with_its_entry(client):

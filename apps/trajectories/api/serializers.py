@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from apps.trajectories.models import Polarity, Trajectory, Visibility
-from apps.trajectories.outcome import run_outcome
+from apps.trajectories.outcome import RESOLVED, UNRESOLVED, run_outcome
 from apps.trajectories.redaction import identity, redact_data, redactor
 from apps.trajectories.selectors.redactions import own_redactions
 
@@ -46,6 +46,10 @@ class ShareUploadSerializer(ShareOptionsInputSerializer):
     file = serializers.FileField(help_text="A trajectory file in any supported format (.gz too).")
 
 
+# What the owner may say of the outcome (services.trajectory_outcome_set; "" clears it).
+OWNER_OUTCOME_CHOICES = [(RESOLVED, "it worked"), (UNRESOLVED, "it did not")]
+
+
 class TrajectoryUpdateInputSerializer(serializers.Serializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
     title = serializers.CharField(required=False, allow_blank=True, max_length=300)
@@ -54,6 +58,16 @@ class TrajectoryUpdateInputSerializer(serializers.Serializer):
         required=False, allow_blank=True, max_length=10_000, trim_whitespace=False
     )
     license_agreed = serializers.BooleanField(required=False)
+    outcome = serializers.ChoiceField(
+        choices=OWNER_OUTCOME_CHOICES,
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text=(
+            "The owner's word on how the run went; empty or null clears it. Refused where the "
+            "format records an outcome of its own (outcome_source says which)."
+        ),
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         unknown = (
@@ -64,7 +78,8 @@ class TrajectoryUpdateInputSerializer(serializers.Serializer):
             raise serializers.ValidationError({name: "this field cannot be changed"})
         if not attrs:
             raise serializers.ValidationError(
-                "nothing to change: send visibility, title, polarity, feedback_text or license_agreed"
+                "nothing to change: send visibility, title, polarity, feedback_text, "
+                "license_agreed or outcome"
             )
         return attrs
 
@@ -131,6 +146,9 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
             "ended_at",
             "total_tokens",
             "total_cost",
+            "outcome",
+            "outcome_score",
+            "outcome_source",
             "created_at",
             "updated_at",
         ]
@@ -167,6 +185,10 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
             "ended_at": _iso(instance.ended_at, zone),
             "total_tokens": instance.total_tokens,
             "total_cost": None if instance.total_cost is None else float(instance.total_cost),
+            # The stored outcome (outcome.stored_verdict): no text, nothing to redact.
+            "outcome": instance.outcome,
+            "outcome_score": instance.outcome_score,
+            "outcome_source": instance.outcome_source,
             "created_at": _iso(instance.created_at, zone),
             "updated_at": _iso(instance.updated_at, zone),
         }

@@ -81,7 +81,7 @@ IMPORTERS: list[ModuleType] = [
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in IMPORTERS}
 # Formats whose files come as zip archives (`from_archive`), and, by format, the readers of the
 # session folders they give (`convert_folder`).
-ARCHIVE_READERS: list[ModuleType] = [inspect_log, claude_code_folder]
+ARCHIVE_READERS: list[ModuleType] = [inspect_log, claude_code_folder, atif, sweagent]
 FOLDER_READERS: dict[str, ModuleType] = {claude_code.NAME: claude_code_folder}
 
 
@@ -415,8 +415,9 @@ def decode_upload(data: bytes, limits: Limits = Limits()) -> tuple[bytes, Any, b
     names = ", ".join(repr(entry.name) for entry in entries[:5])
     raise FormatError(
         f"a zip archive of {len(entries)} files ({names}{', ...' if len(entries) > 5 else ''}) "
-        "that is neither an Inspect .eval log nor a Claude Code session folder; zip one "
-        "trajectory file, or share the files one by one"
+        "that is neither an Inspect .eval log, a Claude Code session folder, a Harbor trial "
+        "folder nor a SWE-agent .traj with its evaluation report; zip one trajectory file, or "
+        "share the files one by one"
     )
 
 

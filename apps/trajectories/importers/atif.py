@@ -19,6 +19,11 @@ that refers to it. `extra.event_type` on a step (TrajHub's own ATIF export write
 the event's type. The run's session id is never kept (DESIGN.md); the trajectory id is not
 either (the share gets its own).
 
+A Harbor trial folder, zipped (`<trial>/agent/trajectory.json` next to the trial's
+`<trial>/result.json`), is read by `from_archive`: the trajectory, with what the trial's result
+says of it under `harbor_trial_result` (the verifier's rewards, `{"reward": 1.0}`, the task's
+name), which outcome.py reads as the run's outcome.
+
 Pure Python, no Django.
 """
 
@@ -78,6 +83,7 @@ def convert(doc: Any) -> CanonicalTrajectory:
     if isinstance(agent.get("extra"), dict) and agent["extra"]:
         metadata["agent_extra"] = small_value(agent["extra"], depth=3)
     _final_metrics(doc.get("final_metrics"), events, metadata)
+    _trial_result(doc.get(TRIAL_RESULT_KEY), metadata)
     return CanonicalTrajectory(
         source_format=NAME,
         events=events,
@@ -87,6 +93,70 @@ def convert(doc: Any) -> CanonicalTrajectory:
         agent_version=text_of(agent.get("version")),
         metadata=metadata,
     )
+
+
+# Where from_archive puts the trial's result.json beside the trajectory it belongs to.
+TRIAL_RESULT_KEY = "harbor_trial_result"
+
+
+def from_archive(entries: list[Any], decode: Any) -> dict[str, Any] | None:
+    """A zipped Harbor trial folder: its one ATIF `trajectory.json` with the trial's
+    `result.json` (in the trajectory's folder or the one above it, Harbor's `agent/`), or None
+    when the zip is not one (a zip of the trajectory alone is read as any one-file zip)."""
+    folders: dict[str, Any] = {}
+    trajectories = []
+    for entry in entries:
+        folder, _, name = entry.name.rpartition("/")
+        if name == "trajectory.json":
+            trajectories.append(entry)
+        elif name == "result.json":
+            folders[folder] = entry
+    if len(trajectories) != 1:
+        return None
+    (entry,) = trajectories
+    folder = entry.name.rpartition("/")[0]
+    result = folders.get(folder) or folders.get(folder.rpartition("/")[0] if "/" in folder else "")
+    if result is None:
+        return None
+    doc = _json_entry(entry, decode)
+    if not detect(doc):
+        return None
+    trial = _json_entry(result, decode)
+    verifier = _object(trial.get("verifier_result"))
+    kept: dict[str, Any] = {}
+    rewards = verifier.get("rewards")
+    if isinstance(rewards, dict):
+        kept["rewards"] = small_value(rewards, depth=1)
+    for key in ("task_name", "trial_name"):
+        if text_of(trial.get(key)):
+            kept[key] = text_of(trial[key])[:300]
+    exception = _object(trial.get("exception_info"))
+    if text_of(exception.get("exception_type")):
+        kept["exception"] = text_of(exception["exception_type"])[:200]
+    return {**doc, TRIAL_RESULT_KEY: kept}
+
+
+def _json_entry(entry: Any, decode: Any) -> Any:
+    try:
+        value, lines = decode(entry.data)
+    except FormatError as exc:
+        raise exc.at(f"entry {entry.name!r}") from None
+    if lines:
+        raise FormatError("expected one JSON document", f"entry {entry.name!r}")
+    return value
+
+
+def _trial_result(trial: Any, metadata: dict[str, Any]) -> None:
+    """What a Harbor trial's result.json said (from_archive): the verifier's rewards, read by
+    outcome.py; the task's name as the instance, as evaluation rows name theirs."""
+    trial = _object(trial)
+    rewards = trial.get("rewards")
+    if isinstance(rewards, dict) and rewards:
+        metadata["verifier_rewards"] = small_value(rewards, depth=1)
+    if text_of(trial.get("task_name")):
+        metadata.setdefault("instance_id", text_of(trial["task_name"]))
+    if text_of(trial.get("exception")):
+        metadata["error"] = text_of(trial["exception"])
 
 
 def _object(value: Any) -> dict[str, Any]:

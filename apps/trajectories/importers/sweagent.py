@@ -6,6 +6,12 @@ observation, after the task as the history states it (system prompt, issue); wit
 the events come from the history messages. Demonstrations (in-context examples) are left out.
 Steps' `query` (the whole prompt at that step, repeated every step) is not kept: the history
 already holds it once.
+
+A `.traj` says how the run ended (`info.exit_status`, "submitted") but not whether its patch
+works: that is the evaluation's to say. A zip of the `.traj` with the SWE-bench evaluation's
+report of its instance (the harness's per-instance `report.json`, `{id: {"resolved": ...}}`, or
+a run's report with `resolved_ids` / `unresolved_ids`) is read by `from_archive`: the report's
+verdict on this instance is kept as `report.resolved`, the run's outcome (outcome.py).
 """
 
 from __future__ import annotations
@@ -95,6 +101,54 @@ def convert(doc: Any) -> CanonicalTrajectory:
     trajectory = CanonicalTrajectory(source_format=NAME, events=events, agent="SWE-agent")
     fill_metadata(trajectory, doc)
     return trajectory
+
+
+# Where from_archive puts the evaluation report's verdict on the .traj's instance.
+REPORT_KEY = "swebench_report"
+
+
+def from_archive(entries: list[Any], decode: Any) -> dict[str, Any] | None:
+    """A zip of one `.traj` and the SWE-bench report of its instance: the `.traj` with the
+    report's verdict; None when the zip is not that (no report, or several trajectories)."""
+    trajs = [entry for entry in entries if entry.name.endswith(".traj")]
+    reports = [entry for entry in entries if entry.name.endswith(".json")]
+    if len(trajs) != 1 or not reports:
+        return None
+    (entry,) = trajs
+    doc = _json_entry(entry, decode)
+    if not detect(doc):
+        return None
+    problem = replay_config(doc).get("problem_statement")
+    instance = text_of(problem.get("id")) if isinstance(problem, dict) else ""
+    instance = instance or entry.name.rpartition("/")[2].removesuffix(".traj")
+    for report in reports:
+        resolved = _report_verdict(_json_entry(report, decode), instance)
+        if resolved is not None:
+            return {**doc, REPORT_KEY: {"resolved": resolved, "file": report.name[-200:]}}
+    return None
+
+
+def _report_verdict(report: Any, instance: str) -> bool | None:
+    """What a SWE-bench report says of `instance`: resolved, not, or None (not in it)."""
+    if not isinstance(report, dict):
+        return None
+    own = report.get(instance)
+    if isinstance(own, dict) and isinstance(own.get("resolved"), bool):
+        return own["resolved"]  # the harness's per-instance report.json
+    resolved, unresolved = report.get("resolved_ids"), report.get("unresolved_ids")
+    if isinstance(resolved, list) and instance in resolved:
+        return True
+    if isinstance(unresolved, list) and instance in unresolved:
+        return False
+    return None
+
+
+def _json_entry(entry: Any, decode: Any) -> Any:
+    try:
+        value, lines = decode(entry.data)
+    except FormatError as exc:
+        raise exc.at(f"entry {entry.name!r}") from None
+    return None if lines else value
 
 
 def is_demo(message: dict) -> bool:
@@ -331,6 +385,9 @@ def fill_metadata(trajectory: CanonicalTrajectory, doc: dict) -> None:
     if problem_id:
         metadata["instance_id"] = problem_id
     trajectory.title = problem_id or issue_title(trajectory.events)
+    report = doc.get(REPORT_KEY)
+    if isinstance(report, dict) and isinstance(report.get("resolved"), bool):
+        metadata["report"] = {"resolved": report["resolved"]}
 
 
 def issue_title(events: list[CanonicalEvent]) -> str:

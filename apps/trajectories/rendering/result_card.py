@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import dataclasses
 from types import SimpleNamespace
+from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.trajectories.outcome import RunOutcome, cost_label, count_label, run_outcome
+from apps.trajectories.outcome import (
+    OUTCOME_LABELS,
+    RESOLVED,
+    SOURCE_LABELS,
+    RunOutcome,
+    Verdict,
+    cost_label,
+    count_label,
+    run_outcome,
+)
 from apps.trajectories.redaction import redact_data
 from apps.trajectories.rendering import text as t
 from apps.trajectories.rendering.cards import CardBuilder, ViewContext
@@ -32,9 +42,36 @@ def result_for(metadata: object, ctx: ViewContext) -> RunOutcome:
     return run_outcome(metadata)
 
 
-def result_html(result: RunOutcome, ctx: ViewContext) -> SafeString:
-    """<section> of the Result card, or "" when the run has no result to show."""
-    if not result:
+def stored_verdict_of(trajectory: Any) -> Verdict:
+    """The outcome a Trajectory's columns hold."""
+    return Verdict(trajectory.outcome, trajectory.outcome_score, trajectory.outcome_source)
+
+
+def outcome_facts(verdict: Verdict) -> tuple[str, str]:
+    """The stored outcome's badge and its line ("from the OpenHands evaluation report, score
+    0.50"), both "" when unknown."""
+    if not verdict.known:
+        return "", ""
+    tone = "tone-ok" if verdict.outcome == RESOLVED else "tone-bad"
+    badge = f'<span class="badge {tone}">{t.escape(OUTCOME_LABELS[verdict.outcome])}</span>'
+    source = SOURCE_LABELS.get(verdict.source, "")
+    said = "said by the owner" if verdict.source == "owner" else f"from the {source}"
+    if verdict.score is not None:
+        said += f", score {verdict.score:.2f}"
+    return badge, said
+
+
+def result_html(
+    result: RunOutcome,
+    ctx: ViewContext,
+    *,
+    verdict: Verdict,
+    controls: str = "",
+) -> SafeString:
+    """<section> of the Result card, or "" when the run has no result to show. `verdict` is the
+    stored outcome (Trajectory.outcome*): the card's badge, where it came from; `controls`
+    the owner's form to set it (safe markup), shown even where the run recorded nothing."""
+    if not result and not verdict.known and not controls:
         return mark_safe("")
     # The patch is rendered whole (up to the "full text" limits): it is the point of the card.
     full = dataclasses.replace(ctx, started_at=None, full_block=0)
@@ -71,12 +108,9 @@ def result_html(result: RunOutcome, ctx: ViewContext) -> SafeString:
         ):
             # SWE-agent writes 0 for each stat it did not count (0 tokens over 11 API calls).
             facts.append((label, count_label(value)))
-    if result.resolved is True:
-        verdict = '<span class="badge tone-ok">Resolved</span>'
-    elif result.resolved is False:
-        verdict = '<span class="badge tone-bad">Not resolved</span>'
-    else:
-        verdict = ""
+    badge, said = outcome_facts(verdict)
+    if said:
+        facts.insert(0, ("Outcome", f"{OUTCOME_LABELS[verdict.outcome]}, {said}"))
     rows = "".join(
         f"<div><dt>{t.escape(label)}</dt><dd>{t.inline(value, ctx.marks)}</dd></div>"
         for label, value in facts
@@ -90,11 +124,12 @@ def result_html(result: RunOutcome, ctx: ViewContext) -> SafeString:
         block.html for block in b.card.blocks
     )
     if not result.patch:
-        patch = '<p class="muted">The run left no patch.</p>'
+        # Only where the format records a result at all: an outcome alone has no patch to miss.
+        patch = '<p class="muted">The run left no patch.</p>' if result else ""
     return mark_safe(
         '<section class="card result-card" id="result" aria-labelledby="result-h">'
-        f'<h2 id="result-h">Result {verdict}</h2>'
-        f'<dl class="facts">{rows}</dl>{error}'
+        f'<h2 id="result-h">Result {badge}</h2>'
+        f'<dl class="facts">{rows}</dl>{error}{controls}'
         f'<div class="result-patch">{patch}</div></section>'
     )
 

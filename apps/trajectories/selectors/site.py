@@ -59,6 +59,8 @@ LIST_FIELDS = (
     "star_count",
     "total_tokens",
     "total_cost",
+    "outcome",
+    "outcome_source",
     "created_at",
     "updated_at",
     "published_at",

@@ -33,6 +33,11 @@ from apps.trajectories.services.limits import (
     normalize_email,
 )
 from apps.trajectories.services.notify import announce_public_change
+from apps.trajectories.services.outcomes import (
+    OWNER_CHOICES,
+    outcome_columns,
+    trajectory_outcome_set,
+)
 from apps.trajectories.services.passwords import (
     PASSWORD_SCHEME,
     hash_deletion_password,
@@ -61,6 +66,7 @@ __all__ = [
     "EVENT_BATCH",
     "IMAGE_REF_PREFIX",
     "NUL_REPLACEMENT",
+    "OWNER_CHOICES",
     "OrphanSweepResult",
     "PASSWORD_SCHEME",
     "SEARCH_TEXT_CHARS",
@@ -77,6 +83,7 @@ __all__ = [
     "ingest_limits",
     "new_deletion_password",
     "normalize_email",
+    "outcome_columns",
     "raw_read",
     "trajectory_by_password",
     "storage_orphan_sweep",
@@ -87,5 +94,6 @@ __all__ = [
     "trajectory_redaction_index_refresh",
     "trajectory_search_refresh",
     "search_built",
+    "trajectory_outcome_set",
     "trajectory_update",
 ]

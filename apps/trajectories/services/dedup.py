@@ -150,7 +150,15 @@ def _find_same_session(
     candidates = list(
         scope_qs.filter(head_fingerprint=prepared.head)
         .order_by("-num_events", "-id")
-        .only("id", "share_id", "num_events", "head_fingerprint", "chain_fingerprint", "chain_key")
+        .only(
+            "id",
+            "share_id",
+            "num_events",
+            "head_fingerprint",
+            "chain_fingerprint",
+            "chain_key",
+            "owner_outcome",  # kept by a re-share (ingest's outcome columns)
+        )
     )
     for candidate in candidates:  # the longest stored prefix of the new events wins
         if 0 < candidate.num_events <= count and (

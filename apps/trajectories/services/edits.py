@@ -24,15 +24,25 @@ from apps.trajectories.services.notify import (
     announce_redaction_index_stale,
     announce_stored,
 )
+from apps.trajectories.services.outcomes import trajectory_outcome_set
 from apps.trajectories.services.review import needs_rescan, note_published
 from apps.trajectories.services.storage import delete_on_commit, delete_orphans
 
-UPDATABLE = ("visibility", "title", "polarity", "feedback_text", "license_agreed", "license")
+UPDATABLE = (
+    "visibility",
+    "title",
+    "polarity",
+    "feedback_text",
+    "license_agreed",
+    "license",
+    "outcome",
+)
 
 
 @transaction.atomic
 def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
-    """Change what the owner may change: visibility, title, polarity, feedback text, licence.
+    """Change what the owner may change: visibility, title, polarity, feedback text, licence,
+    and the outcome where the format records none (services/outcomes.py).
 
     Making a trajectory public needs the site's licence agreed (now or before).
     """
@@ -40,6 +50,9 @@ def trajectory_update(*, trajectory: Trajectory, **fields: Any) -> Trajectory:
     if unknown:
         name = sorted(unknown)[0]
         raise InvalidShare(f"'{name}' cannot be changed", name)
+    if "outcome" in fields:
+        # First: refused (a format's own outcome wins), nothing else of the change is stored.
+        trajectory_outcome_set(trajectory=trajectory, outcome=fields.pop("outcome"))
     changed: list[str] = []
     agreed = bool(fields.pop("license_agreed", False)) or bool(fields.pop("license", False))
     if agreed and not trajectory.license:

@@ -35,6 +35,7 @@ from apps.trajectories.services.limits import (
     normalize_email,
 )
 from apps.trajectories.services.notify import announce_public_change, announce_stored
+from apps.trajectories.services.outcomes import outcome_columns
 from apps.trajectories.services.passwords import hash_deletion_password, new_deletion_password
 from apps.trajectories.services.review import needs_rescan, note_published
 from apps.trajectories.services.storage import RawCopy, WrittenFiles
@@ -254,6 +255,16 @@ def _store_in_transaction(
         raw_sha256=raw.sha256,
         client_session_id=session,
         **events.totals(canonical, prepared),
+    )
+    # The outcome the new file records; where it records none, the owner's word on the row it
+    # continues stays (a re-share of the same run does not take it back).
+    existing = share.match.existing
+    share.fields.update(
+        outcome_columns(
+            metadata=prepared.metadata,
+            source_format=share.fields["source_format"],
+            owner_outcome=existing.owner_outcome if existing is not None else "",
+        )
     )
     title = clip(options.title or canonical.title, 300)
     old_images: list[int] = []

@@ -28,6 +28,7 @@ from apps.trajectories.models import Event, Image, ReviewState, Trajectory, Traj
 from apps.trajectories.services import events, storage
 from apps.trajectories.services.events import PreparedEvents
 from apps.trajectories.services.notify import announce_public_change, announce_stored
+from apps.trajectories.services.outcomes import outcome_columns
 from apps.trajectories.services.storage import WrittenFiles, raw_read
 from apps.trajectories.services.summary import event_summary_save, summary_of
 
@@ -35,8 +36,8 @@ from apps.trajectories.services.summary import event_summary_save, summary_of
 @dataclass(frozen=True)
 class ReimportOutcome:
     share_id: str
-    # "updated" (metadata only) | "updated events" | "unchanged" | "no raw upload"
-    # | "not importable: <why>"
+    # "updated" (metadata only) | "updated events" | "updated outcome" (its columns only)
+    # | "unchanged" | "no raw upload" | "not importable: <why>"
     status: str
 
 
@@ -109,19 +110,40 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: PreparedEvents) ->
     row = (
         Trajectory.objects.select_for_update()
         .filter(pk=pk)
-        .only("metadata", "review_state", "title", "redactions", "dropped_images", "share_id")
+        .only(
+            "metadata",
+            "review_state",
+            "title",
+            "redactions",
+            "dropped_images",
+            "share_id",
+            "source_format",
+            "owner_outcome",
+            "outcome",
+            "outcome_score",
+            "outcome_source",
+        )
         .first()
     )
     if row is None:
         return "no raw upload"  # deleted meanwhile
     metadata = {**(row.metadata if isinstance(row.metadata, dict) else {}), **prepared.metadata}
     events_changed = _events_differ(pk, prepared)
+    # The outcome the importer reads now (the owner's word where the file records none).
+    outcome = outcome_columns(
+        metadata=metadata, source_format=row.source_format, owner_outcome=row.owner_outcome
+    )
     if metadata == row.metadata and not events_changed:
-        return "unchanged"
+        if outcome == {name: getattr(row, name) for name in outcome}:
+            return "unchanged"
+        # Only the columns were behind the metadata: no new text, nothing to scan again.
+        Trajectory.objects.filter(pk=pk).update(**outcome)
+        return "updated outcome"
     # New events and metadata: the redaction index is rebuilt by the scan that follows (or the
     # sweep); until then every surface reads the full map.
     fields: dict[str, Any] = {
         "metadata": metadata,
+        **outcome,
         "updated_at": timezone.now(),
         "indexed_at": None,
     }

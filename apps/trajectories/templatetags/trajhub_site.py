@@ -95,6 +95,15 @@ def format_label(name: str) -> str:
 
 
 @register.filter
+def outcome_title(trajectory) -> str:
+    """Where a row's outcome came from, in words ("From its OpenHands evaluation report")."""
+    from apps.trajectories.outcome import SOURCE_LABELS
+
+    label = SOURCE_LABELS.get(getattr(trajectory, "outcome_source", ""), "")
+    return f"Outcome from {label}" if label else ""
+
+
+@register.filter
 def thousands(value) -> str:
     """12345 -> "12,345" (django.contrib.humanize is not installed for one filter)."""
     try:

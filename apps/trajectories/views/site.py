@@ -24,7 +24,7 @@ from apps.core.ratelimit import RateLimited
 from apps.trajectories import extensions
 from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
-from apps.trajectories.models import Polarity, ReviewState, Visibility
+from apps.trajectories.models import Outcome, Polarity, ReviewState, Visibility
 from apps.trajectories.selectors import site as site_selectors
 from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import (
@@ -38,7 +38,15 @@ from apps.trajectories.services import (
 
 UPLOAD_RESULT_KEY = "upload_result"
 BROWSE_PAGE_SIZES = (25, 50, 100)
-FILTER_FIELDS = ("agent", "model", "polarity", "source_format", "date_from", "date_to")
+FILTER_FIELDS = (
+    "agent",
+    "model",
+    "polarity",
+    "source_format",
+    "outcome",
+    "date_from",
+    "date_to",
+)
 SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
 LIST_COUNT_CAP = 10_000  # rows counted for the list without search
 # The FilterSet's orderings, in words.
@@ -158,6 +166,7 @@ def browse(request: HttpRequest) -> HttpResponse:
             "facets": site_selectors.public_facets(),
             "formats": format_choices(),
             "polarities": Polarity.choices,
+            "outcomes": Outcome.choices,
             "orderings": BROWSE_ORDERINGS,
             "per_page": per_page,
             "page_sizes": BROWSE_PAGE_SIZES,

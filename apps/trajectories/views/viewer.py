@@ -18,20 +18,26 @@ from django.conf import settings
 from django.core.files.storage import storages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.trajectories import extensions
 from apps.trajectories.image_rule import image_withheld, withheld_images, withheld_text
-from apps.trajectories.models import Event
-from apps.trajectories.outcome import cost_label, count_label
+from apps.trajectories.models import Event, Outcome
+from apps.trajectories.outcome import SOURCE_LABELS, cost_label, count_label
 from apps.trajectories.rendering import (
     ViewContext,
     card_html,
     event_json_html,
     present_event,
 )
-from apps.trajectories.rendering.result_card import result_for, result_html, tools_html
+from apps.trajectories.rendering.result_card import (
+    result_for,
+    result_html,
+    stored_verdict_of,
+    tools_html,
+)
 from apps.trajectories.rendering.text import marks_for
 from apps.trajectories.selectors.find import snippets
 from apps.trajectories.selectors.redactions import redaction_count
@@ -208,6 +214,25 @@ def _duration(delta: timedelta) -> str:
     return f"{secs} s"
 
 
+def _outcome_controls(request: HttpRequest, access: Access) -> str:
+    """The owner's (or the password holder's) form on the Result card: "it worked" / "it did
+    not" (views/outcome.py), or why it cannot be set (the format's own outcome wins)."""
+    if not (access.is_owner or access.is_holder):
+        return ""
+    trajectory = access.trajectory
+    known = trajectory.outcome in (Outcome.RESOLVED, Outcome.UNRESOLVED)
+    own = trajectory.outcome_source if known and trajectory.outcome_source != "owner" else ""
+    return render_to_string(
+        "trajectories/_outcome_controls.html",
+        {
+            "trajectory": trajectory,
+            "own_source": SOURCE_LABELS.get(own, own),
+            "owner_outcome": trajectory.owner_outcome,
+        },
+        request=request,
+    )
+
+
 STATUS_REFRESH_SECONDS = 5
 # 202: not there yet (the scan runs); 200: there, waiting for a person; 410: gone for good.
 STATUS_CODES = {"checking": 202, "held": 200, "deleted": 410}
@@ -247,7 +272,12 @@ def trajectory_page(request: HttpRequest, share_id: str) -> HttpResponse:
         "trajectory": trajectory,
         "access": access,
         "header": _header(access, total, type_counts),
-        "result": result_html(result_for(trajectory.metadata, ctx), ctx),
+        "result": result_html(
+            result_for(trajectory.metadata, ctx),
+            ctx,
+            verdict=stored_verdict_of(trajectory),
+            controls=_outcome_controls(request, access),
+        ),
         "tools": tools_html(trajectory.metadata, ctx),
         "cards": chunk.html,
         "first_step": after + 1,

@@ -100,8 +100,9 @@ class TrajectoryFilter(django_filters.FilterSet):
         return queryset.filter(**{name: 0})
 
     def filter_flagged_at(self, queryset: QuerySet[Trajectory], name: str, value: str):
-        # A probe of FlaggedDecile's (trajectory, decile) key per listed row, or a scan of its
-        # (decile, trajectory) index: whichever the planner finds cheaper.
+        # FlaggedDecile holds a row per flagged trajectory and tenth only: the planner reads the
+        # decile's rows and looks their trajectories up by key, or probes (trajectory, decile)
+        # per listed row, whichever it finds cheaper (bench/bench_list.py times both ends).
         marked = FlaggedDecile.objects.filter(trajectory=OuterRef("pk"), decile=int(value))
         return queryset.filter(Exists(marked))
 

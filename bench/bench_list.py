@@ -2,6 +2,9 @@
 the floor of the same SQL run straight through psycopg, in the same run.
 
 Targets (DESIGN.md): GET /api/v1/trajectories p95 <= 50 ms; search (?q=...) p95 <= 150 ms.
+The sorts and filters by readers' signal (issue 23: ?ordering=-stars, ?ordering=-corrections,
+?has_corrections=1, ?flagged=1, ?flagged_at=<decile>) are timed on the API and on /browse/,
+both held to the list target.
 
 It uses its own PostgreSQL database (trajhub_bench by default; created if missing, migrated),
 loads generated trajectories of about 20 events each with COPY (psycopg3 cursor.copy, not one
@@ -10,6 +13,7 @@ and times HTTP requests to it. The floor is the exact SQL each page ran (capture
 Django), executed with psycopg on a warm connection: what the database alone costs.
 
     .venv/bin/python bench/bench_list.py [--count 100000] [--events 20] [--requests 200] [--reload]
+        [--signals-only]
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench),
 REDIS_URL (optional: the cache the pages use; without it a local file cache).
@@ -486,6 +490,42 @@ def load(count: int, events_per: int, seed: int = 7) -> None:
         conn.execute("VACUUM ANALYZE trajectories_event")
 
 
+def load_signals() -> None:
+    """Readers' signal on the loaded rows, as apps.stars and apps.feedback keep it: stars on
+    one in five, shown corrections on one in 17 (1-4), first-wrong marks on one in 13 (1-3)
+    with their deciles (a second decile for one in 26), spread over the run. Deterministic by
+    id, so it can be added to rows loaded before it existed."""
+    with psycopg.connect(DATABASE_URL) as conn:
+        conn.execute("TRUNCATE trajectories_flaggeddecile")
+        conn.execute(
+            """UPDATE trajectories_trajectory SET
+                 star_count = CASE WHEN id % 5 = 0 THEN 1 + id % 40 ELSE 0 END,
+                 correction_count = CASE WHEN id % 17 = 0 THEN 1 + id % 4 ELSE 0 END,
+                 first_wrong_count = CASE WHEN id % 13 = 0 THEN 1 + id % 3 ELSE 0 END"""
+        )
+        conn.execute(
+            """INSERT INTO trajectories_flaggeddecile (trajectory_id, decile, marks)
+               SELECT id, (id * 7) % 10, first_wrong_count FROM trajectories_trajectory
+               WHERE first_wrong_count > 0"""
+        )
+        conn.execute(
+            """INSERT INTO trajectories_flaggeddecile (trajectory_id, decile, marks)
+               SELECT id, (id * 3 + 1) % 10, 1 FROM trajectories_trajectory
+               WHERE first_wrong_count > 1 AND id % 26 = 0 AND (id * 3 + 1) % 10 <> (id * 7) % 10"""
+        )
+        conn.commit()
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE trajectories_trajectory")
+        conn.execute("VACUUM ANALYZE trajectories_flaggeddecile")
+
+
+def signals_loaded() -> bool:
+    with psycopg.connect(DATABASE_URL) as conn:
+        return (
+            conn.execute("SELECT 1 FROM trajectories_flaggeddecile LIMIT 1").fetchone() is not None
+        )
+
+
 def loaded_count() -> int:
     with psycopg.connect(DATABASE_URL) as conn:
         return conn.execute(
@@ -512,7 +552,8 @@ def start_server(port: int, workers: int = 1) -> subprocess.Popen:
     }
     process = subprocess.Popen(
         [
-            str(ROOT / ".venv" / "bin" / "gunicorn"),
+            # Beside the Python running this (the project's venv, wherever the checkout is).
+            str(Path(sys.executable).parent / "gunicorn"),
             "config.wsgi",
             "-b",
             f"127.0.0.1:{port}",
@@ -645,7 +686,39 @@ def scenarios(rng: random.Random, session, base: str) -> dict[str, tuple[str, li
             ],
         ),
         "/browse/?q= (all searches)": ("search", [f"/browse/?q={w}" for w in searches]),
+        **signal_scenarios(session, base),
     }
+
+
+# The sorts and filters by readers' signal (issue 23), each timed alone on the API and on
+# /browse/: their targets are the list's.
+SIGNAL_QUERIES = {
+    "ordering=-stars": ["ordering=-stars"],
+    "ordering=-corrections": ["ordering=-corrections"],
+    "has_corrections=1": ["has_corrections=1"],
+    "flagged=1": ["flagged=1"],
+    "flagged_at=<0-9>": [f"flagged_at={tenth}" for tenth in range(10)],
+}
+
+
+def signal_scenarios(session, base: str) -> dict[str, tuple[str, list[str]]]:
+    api = "/api/v1/trajectories"
+    plan: dict[str, tuple[str, list[str]]] = {}
+    for name, queries in SIGNAL_QUERIES.items():
+        plan[f"API {name}"] = ("list", [f"{api}?{query}&limit=50" for query in queries])
+        if name == "ordering=-corrections":
+            # The cursor pages after the first, where the count's ties are broken by id.
+            pages, url = [], f"{base}{api}?{queries[0]}&limit=50"
+            for _ in range(5):
+                url = session.get(url, timeout=30).json().get("next")
+                if not url:
+                    break
+                parts = urlsplit(url)
+                pages.append(f"{parts.path}?{parts.query}")
+            plan[f"API {name}, cursor pages 2-6"] = ("list", pages)
+        plan[f"/browse/?{name}"] = ("list", [f"/browse/?{query}" for query in queries])
+    plan["/browse/?has_corrections=1 page 40"] = ("list", ["/browse/?has_corrections=1&page=40"])
+    return plan
 
 
 def bench_stats(session, base: str, requests_count: int) -> list[dict]:
@@ -747,6 +820,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="requests per scenario")
     parser.add_argument("--reload", action="store_true", help="reload even if the count matches")
     parser.add_argument(
+        "--signals-only",
+        action="store_true",
+        help="only the sorts and filters by readers' signal, the API list's first page beside them",
+    )
+    parser.add_argument(
         "--stats-only",
         action="store_true",
         help="only /stats/ (warm, cold, concurrent cold) and the API list's first page beside it",
@@ -760,6 +838,9 @@ def main() -> None:
         started = time.perf_counter()
         load(args.count, args.events)
         print(f"loaded in {time.perf_counter() - started:.1f}s")
+    if args.reload or not signals_loaded():
+        print("adding readers' signal (stars, corrections, first-wrong marks) ...")
+        load_signals()
     with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
         # Fresh statistics, also for expression indexes a migration may just have added.
         conn.execute("ANALYZE trajectories_trajectory")
@@ -775,8 +856,18 @@ def main() -> None:
     try:
         session = requests.Session()
         plan = scenarios(rng, session, base)
+        # The browse rows of the signal scenarios (the API's are held to the target anyway).
+        signal_names = {name for name in plan if name.startswith("/browse/?") and "?q=" not in name}
         if args.stats_only:
             plan = {name: plan[name] for name in ("API list, first page", "API list, ?outcome=")}
+        elif args.signals_only:
+            plan = {
+                name: paths
+                for name, paths in plan.items()
+                if name == "API list, first page"
+                or (name.startswith("API ") and name[4:].split(",")[0] in SIGNAL_QUERIES)
+                or name in signal_names
+            }
         for name, (kind, paths) in plan.items():
             time_http(session, base, paths, min(20, args.requests))  # warm up
             http = time_http(session, base, paths, args.requests)
@@ -792,10 +883,13 @@ def main() -> None:
                     "max_ms": max(http),
                     "floor_p50_ms": statistics.median(floor),
                     "floor_p95_ms": percentile(floor, 95),
-                    "target_p95_ms": TARGETS_MS[kind] if name.startswith("API") else None,
+                    "target_p95_ms": TARGETS_MS[kind]
+                    if name.startswith("API") or name in signal_names
+                    else None,
                 }
             )
-        results.extend(bench_stats(session, base, args.requests))
+        if not args.signals_only:
+            results.extend(bench_stats(session, base, args.requests))
     finally:
         server.terminate()
         server.wait(10)

@@ -7,7 +7,8 @@ class FeedbackConfig(AppConfig):
     verbose_name = "Step feedback"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete, post_save
+        from django.conf import settings
+        from django.db.models.signals import post_delete, post_save, pre_delete
 
         from apps.core.api.errors import ApiError, register_error
         from apps.feedback import accounts, models, receivers
@@ -28,6 +29,12 @@ class FeedbackConfig(AppConfig):
                     sender=model,
                     dispatch_uid=f"feedback.forget_summary.{model.__name__}.{id(signal)}",
                 )
+        # An erased account's marks and corrections leave the trajectories' counts.
+        pre_delete.connect(
+            receivers.account_deleting,
+            sender=settings.AUTH_USER_MODEL,
+            dispatch_uid="feedback.account_deleting",
+        )
         from apps.owners.export_sections import register_export_section
 
         register_export_section(

@@ -1,5 +1,6 @@
 """Writes of step feedback: ratings, first-wrong marks, corrections and comments, the owner's
-controls, moderators' decisions, readers' reports and the re-anchoring after a re-import.
+controls, moderators' decisions and readers' reports (the re-anchoring after a re-import is in
+reanchoring.py). Each write that changes what lists count recounts the trajectory (counts.py).
 
 Every write of a reader's text is scanned (screening.py) before anyone else can read it and
 held for a moderator when the scan finds something (or its account is new, by a setting);
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts.models import Notice
@@ -22,6 +22,7 @@ from apps.accounts.notices import notice_send
 from apps.core import ratelimit, signing
 from apps.core.ratelimit import RateLimited
 from apps.feedback import anchors, screening
+from apps.feedback.counts import trajectory_counts_recount
 from apps.feedback.errors import FeedbackError
 from apps.feedback.models import (
     HOLDER_KEY,
@@ -206,6 +207,8 @@ def step_feedback_give(
                 notes[kind] = _write_note(
                     anchor, fingerprint, kind=kind, text=text, mode=mode, event=event
                 )
+        if first_wrong is not UNSET or correction is not UNSET:
+            trajectory_counts_recount(trajectory_id=trajectory.pk)
     correction_note = notes.get(NoteKind.CORRECTION)
     if correction_note is not None and correction_note.state == NoteState.SHOWN:
         _tell_owner(trajectory, author, kind="corrected", step=step)
@@ -354,13 +357,16 @@ def step_feedback_withdraw(*, trajectory: Trajectory, step: int, author: Author)
     with transaction.atomic():
         for model in (StepRating, FirstWrongMark, StepNote):
             model.objects.filter(**mine).delete()
+        trajectory_counts_recount(trajectory_id=trajectory.pk)
 
 
 def note_delete(*, note: StepNote, author: Author) -> None:
     """The author takes back their correction or comment."""
     if note.author_key != author.key or not author.key:
         raise FeedbackError("only its author can delete this", status_code=403)
-    note.delete()
+    with transaction.atomic():
+        note.delete()
+        trajectory_counts_recount(trajectory_id=note.trajectory_id)
 
 
 def note_owner_reject(*, note: StepNote, author: Author, rejected: bool = True) -> StepNote:
@@ -369,9 +375,11 @@ def note_owner_reject(*, note: StepNote, author: Author, rejected: bool = True) 
         raise FeedbackError("only the trajectory's owner can reject a correction", status_code=403)
     if note.kind != NoteKind.CORRECTION:
         raise FeedbackError("only corrections can be rejected", "note")
-    StepNote.objects.filter(pk=note.pk).update(
-        owner_rejected_at=timezone.now() if rejected else None
-    )
+    with transaction.atomic():
+        StepNote.objects.filter(pk=note.pk).update(
+            owner_rejected_at=timezone.now() if rejected else None
+        )
+        trajectory_counts_recount(trajectory_id=note.trajectory_id)
     note.refresh_from_db()
     return note
 
@@ -380,10 +388,13 @@ def feedback_switch(*, trajectory: Trajectory, author: Author, on: bool) -> bool
     """The owner switches feedback on or off for their trajectory; returns whether it is on."""
     if not is_owner(trajectory, author):
         raise FeedbackError("only the owner can switch feedback on or off", status_code=403)
-    if on:
-        FeedbackSwitch.objects.filter(trajectory=trajectory).delete()
-    else:
-        FeedbackSwitch.objects.get_or_create(trajectory=trajectory)
+    with transaction.atomic():
+        if on:
+            FeedbackSwitch.objects.filter(trajectory=trajectory).delete()
+        else:
+            FeedbackSwitch.objects.get_or_create(trajectory=trajectory)
+        # Off hides what was given from the counts too; on brings it back.
+        trajectory_counts_recount(trajectory_id=trajectory.pk)
     return on
 
 
@@ -401,6 +412,7 @@ def note_decide(*, note: StepNote, moderator: User, approve: bool) -> bool:
             .update(state=target, decided_by=moderator, decided_at=now, hold_reason="")
         )
         NoteReport.objects.filter(note=note, resolved_at__isnull=True).update(resolved_at=now)
+        trajectory_counts_recount(trajectory_id=note.trajectory_id)
     feedback_changed(note.trajectory_id)
     if changed and approve and note.kind == NoteKind.CORRECTION:
         author = Author(user=note.author, is_holder=note.author_key == HOLDER_KEY)
@@ -455,37 +467,6 @@ def note_report(
             StepNote.objects.filter(pk=note.pk, state=NoteState.SHOWN).update(
                 state=NoteState.HELD, hold_reason=f"reported by {reporters} readers"
             )
+            trajectory_counts_recount(trajectory_id=note.trajectory_id)
             feedback_changed(note.trajectory_id)
     return report
-
-
-def feedback_reanchor(*, trajectory_id: int) -> int:
-    """After a re-import or an update: each piece of feedback stays on its step where the step's
-    fingerprint is the one it was given on, and is marked outdated where not (or where the
-    step is gone); one that matches again is current again. Returns how many became outdated."""
-    models = (StepRating, FirstWrongMark, StepNote)
-    positions: set[int] = set()
-    for model in models:
-        positions.update(
-            model.objects.filter(trajectory_id=trajectory_id).values_list("position", flat=True)
-        )
-    if not positions:
-        return 0
-    current = {
-        event.position: anchors.fingerprint(event)
-        for event in Event.objects.filter(trajectory_id=trajectory_id, position__in=positions).only(
-            "position", "source", "kind", "type", "text"
-        )
-    }
-    matching = Q()
-    for position, print_ in current.items():
-        matching |= Q(position=position, fingerprint=print_)
-    outdated = 0
-    for model in models:
-        rows = model.objects.filter(trajectory_id=trajectory_id)
-        stale = rows.exclude(matching) if current else rows
-        outdated += stale.filter(outdated=False).update(outdated=True)
-        if current:
-            rows.filter(matching, outdated=True).update(outdated=False)
-    feedback_changed(trajectory_id)
-    return outdated

@@ -2,5 +2,6 @@
 computed over `Trajectory.objects.public()` and the published releases, from the shown
 (redacted) columns, and cached per generation of the public set.
 
-May import: core, trajectories, datasets (the top of the layers: nothing imports stats).
+May import: core, trajectories, feedback (the first-wrong histogram listens to its recounts),
+datasets (the top of the layers: nothing imports stats).
 """

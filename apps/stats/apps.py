@@ -13,3 +13,8 @@ class StatsConfig(AppConfig):
         from apps.trajectories.signals import public_set_changed
 
         public_set_changed.connect(receivers.forget_stats, dispatch_uid="stats.forget_stats")
+        from apps.feedback.counts import flagged_deciles_changed
+
+        flagged_deciles_changed.connect(
+            receivers.forget_first_wrong, dispatch_uid="stats.forget_first_wrong"
+        )

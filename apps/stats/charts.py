@@ -53,6 +53,40 @@ def bars(rows: Sequence[Sequence[Any]], *, title: str, tone: str = "") -> SafeSt
     return mark_safe("".join(parts))
 
 
+def linked_columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
+    """Vertical columns, one per [label, value, href, axis label] in order, each a link (to the
+    page that lists what it counts), the axis label under every column: a histogram of a few
+    bins."""
+    if not rows:
+        return mark_safe("")
+    height, bottom, left = 170, 24, 34
+    top = max(float(row[1]) for row in rows) or 1.0
+    step = (WIDTH - left - 4) / len(rows)
+    plot = height - bottom - 8
+    parts = [
+        f'<svg class="chart chart-columns" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet"><title>{escape(title)}</title>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{WIDTH - 2}" y2="{height - bottom}" class="chart-axis"></line>',
+        f'<text x="{left - 4}" y="{height - bottom - plot + 4}" class="chart-value" text-anchor="end">{_number(top)}</text>',
+        f'<text x="{left - 4}" y="{height - bottom}" class="chart-value" text-anchor="end">0</text>',
+    ]
+    for index, (label, value, href, axis) in enumerate(rows):
+        h = float(value) / top * plot
+        x = left + index * step
+        # The whole column's height is the link's target, so that an empty bin is clickable too.
+        parts.append(
+            f'<a href="{escape(str(href))}"><rect x="{x + 1:.1f}" y="{height - bottom - plot:.1f}" '
+            f'width="{max(step - 2, 1):.1f}" height="{plot:.1f}" class="chart-hit"></rect>'
+            f'<rect x="{x + 1:.1f}" y="{height - bottom - h:.1f}" width="{max(step - 2, 1):.1f}" '
+            f'height="{h:.1f}" class="chart-bar"></rect>'
+            f"<title>{escape(str(label))}: {_number(float(value))}</title></a>"
+            f'<text x="{x + step / 2:.1f}" y="{height - 8}" class="chart-label" text-anchor="middle">'
+            f"{escape(str(axis))}</text>"
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))
+
+
 def columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
     """Vertical columns over time (one per [label, value], oldest first), labels every few."""
     if not rows:

@@ -10,3 +10,10 @@ def forget_stats(sender: Any, *, trajectory_ids: list[int], **kwargs: Any) -> No
     from apps.stats.selectors import collection_stats_forget
 
     collection_stats_forget()
+
+
+def forget_first_wrong(sender: Any, *, trajectory_ids: list[int], **kwargs: Any) -> None:
+    """First-wrong marks changed (apps.feedback's recount): the histogram counts again."""
+    from apps.stats.first_wrong import first_wrong_forget
+
+    first_wrong_forget()

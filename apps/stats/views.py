@@ -12,6 +12,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.stats import charts
+from apps.stats.first_wrong import first_wrong_histogram
 from apps.stats.selectors import cached_rendering, collection_stats
 from apps.trajectories.templatetags.trajhub_site import format_label
 
@@ -22,7 +23,27 @@ def stats_page(request: HttpRequest) -> HttpResponse:
     # The charts and tables are the same for everyone until the numbers change, and drawing
     # them was most of a warm page's time: kept as HTML beside the numbers they show.
     collection = cached_rendering(stats, "page", lambda: _collection_html(stats))
-    response = render(request, "stats/stats.html", {"collection": mark_safe(collection)})
+    first_wrong = first_wrong_histogram()
+    response = render(
+        request,
+        "stats/stats.html",
+        {
+            "collection": mark_safe(collection),
+            "first_wrong": first_wrong,
+            "first_wrong_chart": charts.linked_columns(
+                [
+                    [
+                        f"{bar['label']} of the steps",
+                        bar["marks"],
+                        bar["browse"],
+                        f"{bar['decile'] * 10}%",
+                    ]
+                    for bar in first_wrong["bars"]
+                ],
+                title="First-wrong marks by where in the run they are",
+            ),
+        },
+    )
     # Public numbers, the same for everyone; shared caches may keep them briefly.
     response["Cache-Control"] = "public, max-age=60"
     return response

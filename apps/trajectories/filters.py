@@ -6,10 +6,10 @@ from datetime import datetime, timedelta
 
 import django_filters
 from django import forms
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from apps.core.dates import as_utc
-from apps.trajectories.models import Outcome, Polarity, Trajectory
+from apps.trajectories.models import FlaggedDecile, Outcome, Polarity, Trajectory
 from apps.trajectories.selectors import trajectory_search
 
 # Public names of the orderings -> model fields (the tie-breaker keeps pages stable).
@@ -18,10 +18,16 @@ ORDERINGS: dict[str, tuple[str, ...]] = {
     "created": ("created_at", "id"),
     "-events": ("-num_events", "-id"),
     "-stars": ("-star_count", "-id"),
+    "-corrections": ("-correction_count", "-id"),
     "events": ("num_events", "id"),
 }
 DEFAULT_ORDERING = "-created"
 MAX_UTC_OFFSET = timedelta(hours=16)
+# Readers' feedback (the counts apps.feedback keeps on the row): ?has_corrections=1,
+# ?flagged=1 (a reader marked a first wrong step), ?flagged_at=<0-9> (a first-wrong mark in
+# that tenth of the run: 3 is 30-40 % of the steps).
+YES_NO = [("1", "yes"), ("0", "no")]
+DECILE_CHOICES = [(str(tenth), f"{tenth * 10}–{tenth * 10 + 10} %") for tenth in range(10)]
 
 
 class InstantField(django_filters.fields.IsoDateTimeField):
@@ -67,6 +73,13 @@ class TrajectoryFilter(django_filters.FilterSet):
     created_before = InstantFilter(
         field_name="created_at", lookup_expr="lt", label="Created before"
     )
+    has_corrections = django_filters.ChoiceFilter(
+        choices=YES_NO, method="filter_counted", field_name="correction_count"
+    )
+    flagged = django_filters.ChoiceFilter(
+        choices=YES_NO, method="filter_counted", field_name="first_wrong_count"
+    )
+    flagged_at = django_filters.ChoiceFilter(choices=DECILE_CHOICES, method="filter_flagged_at")
     ordering = django_filters.ChoiceFilter(
         choices=[(key, key) for key in ORDERINGS],
         method="filter_ordering",
@@ -82,6 +95,18 @@ class TrajectoryFilter(django_filters.FilterSet):
         # Only where the index is current: a changed map leaves the columns stale until the
         # index is rebuilt (services/redaction_index.py).
         return queryset.filter(**{f"{name}__iexact": value}, indexed_at__isnull=False)
+
+    def filter_counted(self, queryset: QuerySet[Trajectory], name: str, value: str):
+        if value == "1":
+            return queryset.filter(**{f"{name}__gt": 0})
+        return queryset.filter(**{name: 0})
+
+    def filter_flagged_at(self, queryset: QuerySet[Trajectory], name: str, value: str):
+        # FlaggedDecile holds a row per flagged trajectory and tenth only: the planner reads the
+        # decile's rows and looks their trajectories up by key, or probes (trajectory, decile)
+        # per listed row, whichever it finds cheaper (bench/bench_list.py times both ends).
+        marked = FlaggedDecile.objects.filter(trajectory=OuterRef("pk"), decile=int(value))
+        return queryset.filter(Exists(marked))
 
     def filter_q(self, queryset: QuerySet[Trajectory], name: str, value: str):
         return trajectory_search(queryset, value)

@@ -139,6 +139,12 @@ class Trajectory(models.Model):
     num_events = models.PositiveIntegerField(default=0)
     # Stars given by signed-in users (apps.stars keeps it in step with its Star rows).
     star_count = models.PositiveIntegerField(default=0)
+    # Readers' step feedback, as lists sort and filter by it (apps.feedback recounts them on
+    # every change of its rows: this app never reads feedback). Corrections anyone may read
+    # (shown, not rejected by the owner, not outdated) and current first-wrong marks; both 0
+    # while the owner has feedback switched off. Where in the run the marks are: FlaggedDecile.
+    correction_count = models.PositiveIntegerField(default=0)
+    first_wrong_count = models.PositiveIntegerField(default=0)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
     # Dedup of payloads without a session id: fingerprint of the first event, and of the chain of
     # all events, so "stored events are a prefix of the new ones" is two comparisons.
@@ -200,6 +206,26 @@ class Trajectory(models.Model):
                 F("id").desc(),
                 name="traj_public_stars",
                 condition=PUBLIC,
+            ),
+            models.Index(
+                F("correction_count").desc(),
+                F("id").desc(),
+                name="traj_public_corrections",
+                condition=PUBLIC,
+            ),
+            # ?has_corrections=1 and ?flagged=1, newest first: small indexes of only the rows
+            # they list, so a page and its count read those rows and no others.
+            models.Index(
+                F("created_at").desc(),
+                F("id").desc(),
+                name="traj_public_corrected",
+                condition=PUBLIC & Q(correction_count__gt=0),
+            ),
+            models.Index(
+                F("created_at").desc(),
+                F("id").desc(),
+                name="traj_public_flagged",
+                condition=PUBLIC & Q(first_wrong_count__gt=0),
             ),
             models.Index(
                 Upper("shown_agent"),
@@ -455,3 +481,27 @@ class FindIndex(models.Model):
 
     def __str__(self) -> str:
         return f"find index of {self.trajectory_id}"
+
+
+class FlaggedDecile(models.Model):
+    """Where in a run readers marked the first wrong step: one row per trajectory and tenth of
+    its steps that holds current first-wrong marks (`decile` 0 for the first 10 % of steps ...
+    9 for the last 10 %: the mark's position / the number of steps), with how many. Written by
+    apps.feedback with the counts above, whenever marks or the steps change; read by the
+    browse filter `?flagged_at=<decile>` (an index lookup) and the stats histogram."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+")
+    decile = models.PositiveSmallIntegerField()
+    marks = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "decile"], name="flagged_decile_once"),
+            models.CheckConstraint(
+                condition=Q(decile__gte=0, decile__lte=9), name="flagged_decile_range"
+            ),
+        ]
+        indexes = [models.Index(fields=["decile", "trajectory"], name="flagged_decile")]
+
+    def __str__(self) -> str:
+        return f"{self.marks} first-wrong mark(s) of {self.trajectory_id} in decile {self.decile}"

@@ -121,6 +121,8 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
     title = serializers.SerializerMethodField()
     feedback_text = serializers.SerializerMethodField()
     stars = serializers.IntegerField(source="star_count", read_only=True)
+    corrections = serializers.IntegerField(source="correction_count", read_only=True)
+    first_wrong_marks = serializers.IntegerField(source="first_wrong_count", read_only=True)
 
     class Meta:
         model = Trajectory
@@ -141,6 +143,8 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
             "license",
             "num_events",
             "stars",
+            "corrections",
+            "first_wrong_marks",
             "num_bytes",
             "started_at",
             "ended_at",
@@ -180,6 +184,8 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
             "license": instance.license,
             "num_events": instance.num_events,
             "stars": instance.star_count,
+            "corrections": instance.correction_count,
+            "first_wrong_marks": instance.first_wrong_count,
             "num_bytes": instance.num_bytes,
             "started_at": _iso(instance.started_at, zone),
             "ended_at": _iso(instance.ended_at, zone),

@@ -57,6 +57,8 @@ LIST_FIELDS = (
     *INDEX_FIELDS,
     "num_events",
     "star_count",
+    "correction_count",
+    "first_wrong_count",
     "total_tokens",
     "total_cost",
     "outcome",

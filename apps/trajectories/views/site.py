@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.core.http import BodyError, check_declared_length, client_ip
 from apps.core.ratelimit import RateLimited
 from apps.trajectories import extensions
-from apps.trajectories.filters import ORDERINGS, TrajectoryFilter
+from apps.trajectories.filters import DECILE_CHOICES, ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
 from apps.trajectories.models import Outcome, Polarity, ReviewState, Visibility
 from apps.trajectories.selectors import site as site_selectors
@@ -46,6 +46,9 @@ FILTER_FIELDS = (
     "outcome",
     "date_from",
     "date_to",
+    "has_corrections",
+    "flagged",
+    "flagged_at",
 )
 SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
 LIST_COUNT_CAP = 10_000  # rows counted for the list without search
@@ -56,6 +59,7 @@ BROWSE_ORDERINGS = [
         ("-created", "Newest first"),
         ("created", "Oldest first"),
         ("-stars", "Most starred"),
+        ("-corrections", "Most corrected"),
         ("-events", "Most events"),
         ("events", "Fewest events"),
     )
@@ -167,6 +171,7 @@ def browse(request: HttpRequest) -> HttpResponse:
             "formats": format_choices(),
             "polarities": Polarity.choices,
             "outcomes": Outcome.choices,
+            "deciles": DECILE_CHOICES,
             "orderings": BROWSE_ORDERINGS,
             "per_page": per_page,
             "page_sizes": BROWSE_PAGE_SIZES,

@@ -19,8 +19,8 @@ from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
 from apps.core.admin import ReadOnlyAdmin
+from apps.trajectories.event_rows import EVENT_FIELDS
 from apps.trajectories.models import (
-    EVENT_FIELDS,
     Event,
     Image,
     ReviewState,

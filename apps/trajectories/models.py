@@ -1,6 +1,4 @@
-import dataclasses
 import secrets
-from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -350,26 +348,6 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.trajectory_id}#{self.position} {self.kind}:{self.type}"
-
-
-@dataclasses.dataclass
-class EventRow:
-    """An event's own columns as plain values, in table order (all but `trajectory`): the base of
-    what ingest writes (services/events.py) and of what callers see (selectors.EventView)."""
-
-    position: int
-    original_id: str
-    timestamp: Any
-    source: str
-    kind: str
-    type: str
-    cause: str
-    text: str
-    data: Any
-
-
-# Their names: the columns ingest COPYs and the admin's event page shows.
-EVENT_FIELDS = tuple(field.name for field in dataclasses.fields(EventRow))
 
 
 class Image(models.Model):

@@ -16,9 +16,10 @@ from django.http import Http404
 
 from apps.trajectories import exporters
 from apps.trajectories.dropped import chain
+from apps.trajectories.event_rows import EventRow
 from apps.trajectories.image_rule import visitor_images
 from apps.trajectories.importers.base import CanonicalEvent
-from apps.trajectories.models import Event, EventRow, Image, Trajectory
+from apps.trajectories.models import Event, Image, Trajectory
 from apps.trajectories.redaction import Redact, identity, redact_data, redactor
 
 if TYPE_CHECKING:

@@ -21,8 +21,9 @@ from typing import Any
 import orjson
 from django.db import connection
 
+from apps.trajectories.event_rows import EVENT_FIELDS, EventRow
 from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory
-from apps.trajectories.models import EVENT_FIELDS, Event, EventRow, Trajectory
+from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.outcome import known_amount
 from apps.trajectories.selectors.chains import chain_link, event_fingerprint
 

@@ -102,7 +102,8 @@ class TrajectoryListView(JsonApiView):
         operation_id="trajectories_list",
         summary="List public trajectories",
         description=(
-            "Public, approved trajectories, newest first, with cursor pagination. "
+            "Public, approved trajectories, newest first (with `q`: the best match first), "
+            "with cursor pagination. "
             "`owner=me` lists the caller's own trajectories of every visibility and review state."
         ),
         parameters=[
@@ -126,7 +127,16 @@ class TrajectoryListView(JsonApiView):
             OpenApiParameter("source_format", str),
             OpenApiParameter("created_after", OpenApiTypes.DATETIME),
             OpenApiParameter("created_before", OpenApiTypes.DATETIME),
-            OpenApiParameter("ordering", str, enum=list(ORDERINGS)),
+            OpenApiParameter(
+                "ordering",
+                str,
+                enum=list(ORDERINGS),
+                description=(
+                    "`relevance` (the default with `q`: title and task words weigh more than "
+                    "step text), `-created` (the default without), `created`, `-stars`, "
+                    "`-events`, `events`."
+                ),
+            ),
             OpenApiParameter("cursor", str),
             OpenApiParameter("limit", int, description="Page size (at most 200)."),
         ],
@@ -158,7 +168,7 @@ class TrajectoryListView(JsonApiView):
         filterset = TrajectoryFilter(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
-        self.ordering_key = filterset.form.cleaned_data.get("ordering") or DEFAULT_ORDERING
+        self.ordering_key = filterset.ordering_key
         paginator = TrajectoryCursorPagination()
         page = paginator.paginate_queryset(filterset.qs, request, view=self)
         data = TrajectoryOutputSerializer(

@@ -75,6 +75,9 @@ class TrajectoryFilter(django_filters.FilterSet):
         empty_label=None,
     )
 
+    # Set by filter_queryset: every match, in no order (the browse page counts these).
+    matches: QuerySet[Trajectory]
+
     class Meta:
         model = Trajectory
         fields: list[str] = []
@@ -104,6 +107,11 @@ class TrajectoryFilter(django_filters.FilterSet):
     def filter_queryset(self, queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
         queryset = super().filter_queryset(queryset)
         key = self.ordering_key
+        # Every match, whatever the order: what a count counts (relevance on PostgreSQL lists
+        # only its candidates: selectors/search.py).
+        self.matches = queryset
         if key == RELEVANCE:
-            queryset = with_relevance(queryset, self.form.cleaned_data.get("q") or "")
+            q = self.form.cleaned_data.get("q") or ""
+            self.matches = trajectory_search(queryset, q)
+            queryset = with_relevance(queryset, q)
         return queryset.order_by(*ORDERINGS[key])

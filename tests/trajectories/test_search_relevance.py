@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services.search import trajectory_search_refresh
+from tests.conftest import skip_or_fail
 from tests.trajectories.site_factories import NOT_PUBLIC_STATES, make_trajectory
 
 pytestmark = pytest.mark.django_db
@@ -173,6 +174,27 @@ def test_nothing_outside_public_is_found_or_shown(
             body = client.get(f"{API}?{query}").content.decode()
             assert "Hidden pelican" not in body and "secretword" not in body, (state, user)
         assert "Hidden" not in client.get("/browse/?q=secretword").content.decode()
+
+
+def test_postgresql_ranks_title_and_task_matches_and_the_newest(client, monkeypatch):
+    """Candidates (selectors/search.py): every title or task match however old, then the newest
+    matches; the count still counts every match."""
+    if connection.vendor != "postgresql":
+        skip_or_fail("candidates are PostgreSQL's (set DATABASE_URL)")
+    from apps.trajectories.selectors import search
+    from apps.trajectories.views import site
+
+    monkeypatch.setattr(search, "CANDIDATES", 2)
+    monkeypatch.setattr(site, "SEARCH_COUNT_CAP", 3)
+    make_trajectory(title="Ibis census", events=["x"], age_minutes=100)
+    for n in range(5):
+        make_trajectory(title=f"Step {n}", events=["an ibis flew by"], age_minutes=n)
+    html = client.get("/browse/?q=ibis").content.decode()
+    assert "More than 3 trajectories" in html
+    assert titles(client.get("/browse/?q=ibis")) == ["Ibis census", "Step 0", "Step 1"]
+    assert api_titles(client, "q=ibis&limit=10") == ["Ibis census", "Step 0", "Step 1"]
+    newest = api_titles(client, "q=ibis&ordering=-created&limit=10")
+    assert newest == [f"Step {n}" for n in range(5)] + ["Ibis census"]
 
 
 def test_the_search_text_is_in_sections_with_the_task_apart(owner):

@@ -79,14 +79,17 @@ class CappedPaginator(Paginator):
     first `cap` rows in pages.
     """
 
-    def __init__(self, object_list, per_page: int, *, cap: int):
+    def __init__(self, object_list, per_page: int, *, cap: int, matches=None):
         super().__init__(object_list, per_page)
         self.cap = cap
         self.capped = False
+        # What is counted, when the list is a part of it (a search's ranked candidates).
+        self.matches = matches
 
     @cached_property
     def count(self) -> int:
-        counted = self.object_list.order_by()[: self.cap + 1].count()
+        counted_from = self.object_list if self.matches is None else self.matches
+        counted = counted_from.order_by()[: self.cap + 1].count()
         self.capped = counted > self.cap
         return min(counted, self.cap)
 
@@ -130,15 +133,16 @@ def browse(request: HttpRequest) -> HttpResponse:
     if per_page not in BROWSE_PAGE_SIZES:
         per_page = BROWSE_PAGE_SIZES[0]
     ordering = ""
+    matches = None
     if filterset.is_valid() and not errors:
         queryset = filterset.qs
-        ordering = filterset.ordering_key
+        ordering, matches = filterset.ordering_key, filterset.matches
     else:
         errors.update({name: " ".join(messages) for name, messages in filterset.errors.items()})
         queryset = site_selectors.public_list().none()
     searching = bool(request.GET.get("q", "").strip())
     paginator = CappedPaginator(
-        queryset, per_page, cap=SEARCH_COUNT_CAP if searching else LIST_COUNT_CAP
+        queryset, per_page, cap=SEARCH_COUNT_CAP if searching else LIST_COUNT_CAP, matches=matches
     )
     if searching and not errors and paginator.count < paginator.cap:
         paginator.object_list = site_selectors.sorted_after_matching(queryset)

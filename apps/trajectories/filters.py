@@ -10,10 +10,12 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from apps.core.dates import as_utc
 from apps.trajectories.models import FlaggedDecile, Outcome, Polarity, Trajectory
-from apps.trajectories.selectors import trajectory_search
+from apps.trajectories.selectors.search import RELEVANCE, trajectory_search, with_relevance
 
 # Public names of the orderings -> model fields (the tie-breaker keeps pages stable).
 ORDERINGS: dict[str, tuple[str, ...]] = {
+    # Best match first (selectors/search.py says how it ranks); only with words to rank by.
+    RELEVANCE: ("-relevance", "-created_at", "-id"),
     "-created": ("-created_at", "-id"),
     "created": ("created_at", "id"),
     "-events": ("-num_events", "-id"),
@@ -80,12 +82,16 @@ class TrajectoryFilter(django_filters.FilterSet):
         choices=YES_NO, method="filter_counted", field_name="first_wrong_count"
     )
     flagged_at = django_filters.ChoiceFilter(choices=DECILE_CHOICES, method="filter_flagged_at")
+    # Applied last, in filter_queryset: the default depends on whether there are words.
     ordering = django_filters.ChoiceFilter(
         choices=[(key, key) for key in ORDERINGS],
         method="filter_ordering",
         label="Ordering",
         empty_label=None,
     )
+
+    # Set by filter_queryset: every match, in no order (the browse page counts these).
+    matches: QuerySet[Trajectory]
 
     class Meta:
         model = Trajectory
@@ -109,9 +115,30 @@ class TrajectoryFilter(django_filters.FilterSet):
         return queryset.filter(Exists(marked))
 
     def filter_q(self, queryset: QuerySet[Trajectory], name: str, value: str):
+        if self.ordering_key == RELEVANCE:
+            return queryset  # with_relevance searches as it ranks (filter_queryset)
         return trajectory_search(queryset, value)
 
     def filter_ordering(self, queryset: QuerySet[Trajectory], name: str, value: str):
-        return queryset.order_by(
-            *ORDERINGS.get(value or DEFAULT_ORDERING, ORDERINGS[DEFAULT_ORDERING])
-        )
+        return queryset
+
+    @property
+    def ordering_key(self) -> str:
+        """The ordering asked for; without one, the best match first when there are words to
+        search for, else the newest. Relevance without words means nothing: the newest."""
+        data = self.form.cleaned_data if hasattr(self.form, "cleaned_data") else {}
+        searching = bool((data.get("q") or "").strip())
+        key = data.get("ordering") or (RELEVANCE if searching else DEFAULT_ORDERING)
+        return key if key in ORDERINGS and (searching or key != RELEVANCE) else DEFAULT_ORDERING
+
+    def filter_queryset(self, queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
+        queryset = super().filter_queryset(queryset)
+        key = self.ordering_key
+        # Every match, whatever the order: what a count counts (relevance on PostgreSQL lists
+        # only its candidates: selectors/search.py).
+        self.matches = queryset
+        if key == RELEVANCE:
+            q = self.form.cleaned_data.get("q") or ""
+            self.matches = trajectory_search(queryset, q)
+            queryset = with_relevance(queryset, q)
+        return queryset.order_by(*ORDERINGS[key])

@@ -7,7 +7,7 @@ from django.db import connection
 
 from apps.trajectories.filters import TrajectoryFilter
 from apps.trajectories.models import Trajectory
-from apps.trajectories.selectors import trajectory_search
+from apps.trajectories.selectors.search import trajectory_search
 from tests.conftest import skip_or_fail
 from tests.ingest_helpers import ingest_one, make_trajectory, reindex, v0_events
 

@@ -24,3 +24,36 @@ def test_browse_search_shows_highlighted_snippets(browser_page):
     bp.screenshot("browse-snippet-phone")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
     assert bp.page_errors == [] and bp.console_errors == []
+
+
+def test_search_ranks_best_match_first_and_newest_is_one_click_away(browser_page):
+    make_trajectory(title="Heron sightings", events=["logged"], age_minutes=60)
+    make_trajectory(
+        title="Tidy the build",
+        events=[
+            "============================= test session starts =============================="
+            " heron",
+            "the heron test fails because the fixture leaks state",
+        ],
+    )
+    bp, page = browser_page, browser_page.page
+    bp.goto("/browse/?q=heron")
+    titles = page.locator(".traj-title")
+    assert titles.all_inner_texts() == ["Heron sightings", "Tidy the build"]
+    assert page.locator("#sort").input_value() == "relevance"
+    # The step's best passage, not the banner that also holds the word.
+    passage = page.locator(".traj-snippet").last.inner_text()
+    assert "fixture leaks" in passage and "session starts" not in passage
+    page.get_by_role("link", name="Newest").click()
+    page.wait_for_url("**ordering=-created**")
+    assert titles.all_inner_texts() == ["Tidy the build", "Heron sightings"]
+    assert page.locator("#sort").input_value() == "-created"
+    # And back through the form's own select, as without the links.
+    page.locator("#sort").select_option("relevance")
+    page.locator(".sort-form button[type=submit]").click()
+    page.wait_for_url("**ordering=relevance**")
+    assert titles.all_inner_texts() == ["Heron sightings", "Tidy the build"]
+    page.set_viewport_size(PHONE)
+    bp.screenshot("browse-relevance-phone")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    assert bp.page_errors == [] and bp.console_errors == []

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.services.redaction_index import trajectory_redaction_index_refresh
+from apps.trajectories.services.search import build_search_text, search_vector_expression
 
 # Every combination that must never reach a public page, and its model fields.
 NOT_PUBLIC_STATES = {
@@ -27,6 +28,7 @@ _clock = itertools.count()
 def make_trajectory(
     *,
     events: list[str] | None = None,
+    task: str = "",
     age_minutes: int | None = None,
     index: bool = True,
     **fields,
@@ -34,7 +36,7 @@ def make_trajectory(
     """A public, approved trajectory unless `fields` say otherwise; newest last made.
 
     `events`: texts of events to create (also put in search_text, as the scan builds it for an
-    approved one: services/search.py).
+    approved one: services/search.py); `task`: the first user message, made the first event.
     """
     now = timezone.now()
     defaults = {
@@ -47,7 +49,9 @@ def make_trajectory(
         "num_events": len(events) if events else 3,
     }
     defaults.update(fields)
-    defaults.setdefault("search_text", "\n".join([defaults["title"], *(events or [])]))
+    defaults.setdefault(
+        "search_text", build_search_text(defaults["title"], task, events or [], None)
+    )
     trajectory = Trajectory.objects.create(**defaults)
     # Distinct, ordered creation times: "newest first" must not depend on clock resolution.
     step = next(_clock)
@@ -59,18 +63,22 @@ def make_trajectory(
     Trajectory.objects.filter(pk=trajectory.pk).update(created_at=created, updated_at=created)
     if connection.vendor == "postgresql":
         # What the scan's search build does (services/search.py: trajectory_search_refresh).
-        from django.contrib.postgres.search import SearchVector
-
-        Trajectory.objects.filter(pk=trajectory.pk).update(
-            search_vector=SearchVector("title", weight="A", config="english")
-            + SearchVector("search_text", weight="B", config="english")
-        )
+        Trajectory.objects.filter(pk=trajectory.pk).update(search_vector=search_vector_expression())
     trajectory.refresh_from_db()
+    if task:
+        Event.objects.create(
+            trajectory=trajectory,
+            position=0,
+            source="user",
+            kind="message",
+            type="message",
+            text=task,
+        )
     if events:
         Event.objects.bulk_create(
             Event(
                 trajectory=trajectory,
-                position=index,
+                position=index + bool(task),
                 source="agent",
                 kind="action",
                 type="run",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.db.models import FloatField
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 
@@ -40,7 +41,11 @@ class CheckedCursorPagination(CursorPagination):
         if cursor is None or cursor.position is None:
             return cursor
         name = self.ordering[0].lstrip("-")
-        field = self._model._meta.get_field("id" if name == "pk" else name)
+        try:
+            field = self._model._meta.get_field("id" if name == "pk" else name)
+        except FieldDoesNotExist:
+            # An annotation the queryset orders by (a search's relevance): a number.
+            field = FloatField()
         try:
             position = field.to_python(cursor.position)
             if isinstance(position, datetime):

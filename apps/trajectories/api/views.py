@@ -102,7 +102,8 @@ class TrajectoryListView(JsonApiView):
         operation_id="trajectories_list",
         summary="List public trajectories",
         description=(
-            "Public, approved trajectories, newest first, with cursor pagination. "
+            "Public, approved trajectories, newest first (with `q`: the best match first), "
+            "with cursor pagination. "
             "`owner=me` lists the caller's own trajectories of every visibility and review state."
         ),
         parameters=[
@@ -144,7 +145,16 @@ class TrajectoryListView(JsonApiView):
                 enum=list(range(10)),
                 description="A first-wrong mark in this tenth of the steps (3: 30–40 %).",
             ),
-            OpenApiParameter("ordering", str, enum=list(ORDERINGS)),
+            OpenApiParameter(
+                "ordering",
+                str,
+                enum=list(ORDERINGS),
+                description=(
+                    "`relevance` (the default with `q`: title and task words weigh more than "
+                    "step text), `-created` (the default without), `created`, `-stars`, "
+                    "`-events`, `events`."
+                ),
+            ),
             OpenApiParameter("cursor", str),
             OpenApiParameter("limit", int, description="Page size (at most 200)."),
         ],
@@ -176,7 +186,7 @@ class TrajectoryListView(JsonApiView):
         filterset = TrajectoryFilter(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
-        self.ordering_key = filterset.form.cleaned_data.get("ordering") or DEFAULT_ORDERING
+        self.ordering_key = filterset.ordering_key
         paginator = TrajectoryCursorPagination()
         page = paginator.paginate_queryset(filterset.qs, request, view=self)
         data = TrajectoryOutputSerializer(

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db import connection
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -89,23 +88,6 @@ def trajectory_list_public() -> QuerySet[Trajectory]:
 def trajectory_list_owned(user: User) -> QuerySet[Trajectory]:
     """The user's own trajectories, of every visibility and review state."""
     return Trajectory.objects.owned_by(user).select_related("owner")
-
-
-def trajectory_search(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
-    """Full-text search: PostgreSQL tsvector (GIN index) or, on SQLite, every word icontains."""
-    q = (q or "").strip()
-    if not q:
-        return qs
-    if connection.vendor == "postgresql":
-        from django.contrib.postgres.search import SearchQuery
-
-        return qs.filter(search_vector=SearchQuery(q, search_type="websearch", config="english"))
-    # search_text starts with the title and is redacted like the public pages.
-    for word in q.split()[:10]:
-        word = word.strip('"')
-        if word:
-            qs = qs.filter(search_text__icontains=word)
-    return qs
 
 
 def redactor_for(

@@ -6,11 +6,10 @@ every public read here starts from `Trajectory.objects.public()`, the one place 
 
 from __future__ import annotations
 
-import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.core.cache import cache
 from django.db import connection
@@ -24,15 +23,10 @@ from django.db.models import (
     Sum,
     Value,
 )
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
 from apps.trajectories.models import Trajectory
-from apps.trajectories.redaction import redactor
 from apps.trajectories.selectors.redactions import (
-    FULL,
     INDEX_FIELDS,
-    full_redactions,
     with_redaction_index,
 )
 
@@ -67,6 +61,7 @@ LIST_FIELDS = (
     "updated_at",
     "published_at",
 )
+FIELD_NAMES = {"pk", *(field.name for field in Trajectory._meta.get_fields())}
 FACET_CACHE_SECONDS = 300
 FACET_LIMIT = 200
 FACET_GENERATION_KEY = "site:public-facets:generation"
@@ -109,6 +104,8 @@ def sorted_after_matching(queryset: QuerySet[Trajectory]) -> QuerySet[Trajectory
         if not isinstance(name, str):
             return queryset
         field = name.lstrip("-")
+        if field not in FIELD_NAMES:  # an annotation (relevance): no index sorts by it anyway
+            return queryset
         output = Trajectory._meta.get_field("id" if field == "pk" else field)
         if not isinstance(output, Field):  # a reverse relation: no column to order by here
             return queryset
@@ -167,96 +164,3 @@ def owned_list(user: User) -> QuerySet[Trajectory]:
     return with_redaction_index(
         Trajectory.objects.owned_by(user).only(*LIST_FIELDS).order_by("-created_at", "-id")
     )
-
-
-SNIPPET_WORDS = 28
-SNIPPET_CHARS = 240
-_HIT_OPEN, _HIT_CLOSE = "\ue010", "\ue011"  # never escaped, never in what we show
-_LT, _GT = "\ue012", "\ue013"
-
-
-def search_snippets(trajectories: list[Trajectory], q: str) -> dict[int, str]:
-    """For each listed search result, a short passage of its search text around the words
-    searched for, with the hits between _HIT_OPEN/_HIT_CLOSE (snippet_html makes them <mark>).
-
-    Only ever from `search_text`, which is the redacted text (services/search.py): the snippet
-    cannot show what the page hides. PostgreSQL's ts_headline picks the passage the same way
-    the search matched; SQLite looks for the first word. One query.
-    """
-    q = (q or "").strip()
-    ids = [t.pk for t in trajectories]
-    if not q or not ids:
-        return {}
-    if connection.vendor == "postgresql":
-        from django.contrib.postgres.search import SearchHeadline, SearchQuery
-        from django.db.models.functions import Replace
-
-        rows = (
-            Trajectory.objects.filter(pk__in=ids)
-            .annotate(
-                snippet=SearchHeadline(
-                    # ts_headline drops what looks like an HTML tag, placeholders included
-                    # (<EMAIL_1>): angle brackets stand in as sentinels and come back after.
-                    Replace(Replace("search_text", Value("<"), Value(_LT)), Value(">"), Value(_GT)),
-                    SearchQuery(q, search_type="websearch", config="english"),
-                    config="english",
-                    start_sel=_HIT_OPEN,
-                    stop_sel=_HIT_CLOSE,
-                    max_words=SNIPPET_WORDS,
-                    min_words=SNIPPET_WORDS // 2,
-                    max_fragments=2,
-                    fragment_delimiter=" … ",
-                )
-            )
-            .values_list("pk", "snippet", "redactions")
-        )
-        found = {}
-        for pk, snippet, redactions in rows:
-            if snippet and _HIT_OPEN in snippet:
-                found[pk] = snippet.replace(_LT, "<").replace(_GT, ">")
-                _keep_full_map(trajectories, pk, redactions)
-        return found
-    words = [w.strip('"').casefold() for w in q.split()[:10] if w.strip('"')]
-    found = {}
-    plain_rows = Trajectory.objects.filter(pk__in=ids).values_list(
-        "pk", "search_text", "redactions"
-    )
-    for pk, text, redactions in plain_rows:
-        folded = (text or "").casefold()
-        at = min((i for i in (folded.find(w) for w in words) if i >= 0), default=-1)
-        if at < 0:
-            continue
-        start = max(0, at - SNIPPET_CHARS // 3)
-        passage = text[start : start + SNIPPET_CHARS]
-        pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-        marked = pattern.sub(lambda m: _HIT_OPEN + m.group(0) + _HIT_CLOSE, passage)
-        found[pk] = (
-            ("… " if start else "") + marked + (" …" if start + SNIPPET_CHARS < len(text) else "")
-        )
-        _keep_full_map(trajectories, pk, redactions)
-    return found
-
-
-def _keep_full_map(trajectories: list[Trajectory], pk: int, redactions: Any) -> None:
-    """The whole map of a row with a snippet, read in the snippet's query: snippet_html redacts
-    event text with it (the row's own entries do not cover it), without a query per row."""
-    for trajectory in trajectories:
-        if trajectory.pk == pk and isinstance(redactions, dict):
-            trajectory.__dict__[FULL] = redactions
-
-
-def snippet_html(snippet: str, trajectory: Trajectory) -> SafeString:
-    """The snippet escaped, hits as <mark>. The search text is already redacted; should an
-    original still be in it, the passage is shown redacted and without highlights."""
-    plain = snippet.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, "")
-    # The whole map, as before: the snippet is event text, which the row's own entries do not
-    # cover (search_snippets read it with the snippet).
-    redacted = redactor(full_redactions(trajectory))(plain)
-    if redacted != plain:
-        return mark_safe(escape(_SPACES.sub(" ", redacted)))
-    escaped = str(escape(_SPACES.sub(" ", snippet)))
-    marked = re.sub(f"{_HIT_OPEN}(.*?){_HIT_CLOSE}", r'<mark class="hit">\1</mark>', escaped)
-    return mark_safe(marked.replace(_HIT_OPEN, "").replace(_HIT_CLOSE, ""))
-
-
-_SPACES = re.compile(r"\s+")

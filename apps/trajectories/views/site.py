@@ -25,7 +25,9 @@ from apps.trajectories import extensions
 from apps.trajectories.filters import DECILE_CHOICES, ORDERINGS, TrajectoryFilter
 from apps.trajectories.forms import UploadForm, format_choices
 from apps.trajectories.models import Outcome, Polarity, ReviewState, Visibility
+from apps.trajectories.selectors import search as search_selectors
 from apps.trajectories.selectors import site as site_selectors
+from apps.trajectories.selectors.search import RELEVANCE
 from apps.trajectories.selectors.viewer import UNLOCKED_SESSION_KEY
 from apps.trajectories.services import (
     FormatError,
@@ -52,10 +54,11 @@ FILTER_FIELDS = (
 )
 SEARCH_COUNT_CAP = 1_000  # matches counted for a search; past it, "more than 1,000"
 LIST_COUNT_CAP = 10_000  # rows counted for the list without search
-# The FilterSet's orderings, in words.
+# The FilterSet's orderings, in words (the best match only offered with words to match).
 BROWSE_ORDERINGS = [
     (key, label)
     for key, label in (
+        (RELEVANCE, "Best match"),
         ("-created", "Newest first"),
         ("created", "Oldest first"),
         ("-stars", "Most starred"),
@@ -88,14 +91,17 @@ class CappedPaginator(Paginator):
     first `cap` rows in pages.
     """
 
-    def __init__(self, object_list, per_page: int, *, cap: int):
+    def __init__(self, object_list, per_page: int, *, cap: int, matches=None):
         super().__init__(object_list, per_page)
         self.cap = cap
         self.capped = False
+        # What is counted, when the list is a part of it (a search's ranked candidates).
+        self.matches = matches
 
     @cached_property
     def count(self) -> int:
-        counted = self.object_list.order_by()[: self.cap + 1].count()
+        counted_from = self.object_list if self.matches is None else self.matches
+        counted = counted_from.order_by()[: self.cap + 1].count()
         self.capped = counted > self.cap
         return min(counted, self.cap)
 
@@ -138,14 +144,17 @@ def browse(request: HttpRequest) -> HttpResponse:
         per_page = BROWSE_PAGE_SIZES[0]
     if per_page not in BROWSE_PAGE_SIZES:
         per_page = BROWSE_PAGE_SIZES[0]
+    ordering = ""
+    matches = None
     if filterset.is_valid() and not errors:
         queryset = filterset.qs
+        ordering, matches = filterset.ordering_key, filterset.matches
     else:
         errors.update({name: " ".join(messages) for name, messages in filterset.errors.items()})
         queryset = site_selectors.public_list().none()
     searching = bool(request.GET.get("q", "").strip())
     paginator = CappedPaginator(
-        queryset, per_page, cap=SEARCH_COUNT_CAP if searching else LIST_COUNT_CAP
+        queryset, per_page, cap=SEARCH_COUNT_CAP if searching else LIST_COUNT_CAP, matches=matches
     )
     if searching and not errors and paginator.count < paginator.cap:
         paginator.object_list = site_selectors.sorted_after_matching(queryset)
@@ -153,10 +162,10 @@ def browse(request: HttpRequest) -> HttpResponse:
     trajectories = list(page.object_list)
     if searching and not errors:
         # A passage of each result's (redacted) text around the words: why it matched.
-        snippets = site_selectors.search_snippets(trajectories, request.GET.get("q", ""))
+        snippets = search_selectors.search_snippets(trajectories, request.GET.get("q", ""))
         for trajectory in trajectories:
             if trajectory.pk in snippets:
-                trajectory.snippet = site_selectors.snippet_html(
+                trajectory.snippet = search_selectors.snippet_html(
                     snippets[trajectory.pk], trajectory
                 )
     return render(
@@ -172,7 +181,11 @@ def browse(request: HttpRequest) -> HttpResponse:
             "polarities": Polarity.choices,
             "outcomes": Outcome.choices,
             "deciles": DECILE_CHOICES,
-            "orderings": BROWSE_ORDERINGS,
+            "orderings": [
+                (key, label) for key, label in BROWSE_ORDERINGS if searching or key != RELEVANCE
+            ],
+            "ordering": ordering,
+            "sort_links": _sort_links(request.GET, ordering) if searching and not errors else [],
             "per_page": per_page,
             "page_sizes": BROWSE_PAGE_SIZES,
             "filtered": any(
@@ -186,6 +199,24 @@ def browse(request: HttpRequest) -> HttpResponse:
         # Filters that could not be used: the page explains them, and says so to machines too.
         status=400 if errors else 200,
     )
+
+
+# A search's results reorder with one click: these beside the count (the form has them all).
+SORT_LINKS = ((RELEVANCE, "Best match"), ("-created", "Newest"), ("-stars", "Most starred"))
+
+
+def _sort_links(query: QueryDict, current: str) -> list[tuple[str, str, bool]]:
+    """(label, link, is the current one) for each of SORT_LINKS, the other parameters kept
+    (but the page: another order starts at its first)."""
+    links = []
+    for key, label in SORT_LINKS:
+        if key not in ORDERINGS:
+            continue
+        params = query.copy()
+        params.pop("page", None)
+        params["ordering"] = key
+        links.append((label, f"/browse/?{params.urlencode()}", key == current))
+    return links
 
 
 # --- Upload ----------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from apps.trajectories.importers import split_lines
 from apps.trajectories.importers.base import ImportItem
 from apps.trajectories.models import Image, Trajectory, TrajectoryImage
 from apps.trajectories.services.events import IMAGE_EXTENSIONS, ImageStore
@@ -119,7 +118,6 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
     not hold the parsed JSON, a re-serialised copy and the compressed one together.
     """
     whole = len(items) == 1 and items[0].line is None
-    text_lines: list[str] | None = None
     for item in items:
         if item.error is not None or item.trajectory is None:
             yield None
@@ -129,11 +127,11 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
             record, document = document, None
             chunks = [data]
         elif item.line is not None:
-            if text_lines is None:
-                text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
-            _, record = document[item.index]
-            document[item.index] = None
-            chunks = [text_lines[item.line - 1].encode("utf-8")]
+            # JSON Lines (importers.JsonLines): the line's own bytes; parsed again only if it
+            # may be a share envelope, whose email and token are never stored.
+            line = document.raw(item.index)
+            record = document[item.index][1] if _may_be_envelope(line) else None
+            chunks = [line]
         else:
             record = document[item.index]
             document[item.index] = None
@@ -188,6 +186,14 @@ def _share_payload_chunks(record: dict) -> Iterator[bytes]:
         else:
             yield orjson.dumps(value)
     yield b"}"
+
+
+def _may_be_envelope(line: bytes) -> bool:
+    """Whether a JSON line can be a share envelope with an email or token (a key may be
+    written with escapes, so any line with one is parsed to see)."""
+    if b"\\u" in line:
+        return True
+    return b"trajectory" in line and (b"email" in line or b"token" in line)
 
 
 def _is_share_envelope(record: Any) -> bool:

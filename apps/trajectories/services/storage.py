@@ -7,14 +7,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import orjson
 import zstandard
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.db.models import Exists, OuterRef
@@ -100,11 +101,17 @@ def delete_on_commit(path: str) -> None:
     transaction.on_commit(lambda: _delete_quietly(_storage(), path))
 
 
+# A raw copy over this is spooled to a temporary file until it is stored: a 20 MB upload of
+# screenshots compresses to little less, and would otherwise be held through the whole ingest.
+RAW_SPOOL_BYTES = 1024 * 1024
+
+
 @dataclass
 class RawCopy:
-    """A raw upload, already compressed: its size and hash are those of the original bytes."""
+    """A raw upload, already compressed (in memory, or spooled to a temporary file when big):
+    its size and hash are those of the original bytes."""
 
-    compressed: bytes
+    compressed: IO[bytes]
     size: int
     sha256: str
 
@@ -143,22 +150,23 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
 
 
 def _compress_raw(chunks: Iterable[bytes]) -> RawCopy:
-    compressor = zstandard.ZstdCompressor(level=3).compressobj()
+    spool = tempfile.SpooledTemporaryFile(max_size=RAW_SPOOL_BYTES)
     digest = hashlib.sha256()
     size = 0
-    parts: list[bytes] = []
-    for chunk in chunks:
-        digest.update(chunk)
-        size += len(chunk)
-        parts.append(compressor.compress(chunk))
-    parts.append(compressor.flush())
-    return RawCopy(compressed=b"".join(parts), size=size, sha256=digest.hexdigest())
+    with zstandard.ZstdCompressor(level=3).stream_writer(spool, closefd=False) as writer:
+        for chunk in chunks:
+            digest.update(chunk)
+            size += len(chunk)
+            writer.write(chunk)
+    spool.seek(0)
+    return RawCopy(compressed=spool, size=size, sha256=digest.hexdigest())
 
 
 def write_raw(raw: RawCopy, share_id: str, written: WrittenFiles) -> str:
     """Store a raw copy under the trajectory's share id; its path (listed in `written`)."""
     name = f"raw/{share_id[:2]}/{share_id}/{secrets.token_hex(8)}.zst"
-    saved = _storage().save(name, ContentFile(raw.compressed))
+    raw.compressed.seek(0)
+    saved = _storage().save(name, File(raw.compressed))
     written.raw.append(saved)
     return saved
 

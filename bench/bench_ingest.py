@@ -13,8 +13,9 @@ event rows (read back from trajectories_event) written with one COPY into a scra
 same shape (LIKE trajectories_event INCLUDING ALL), data serialised with orjson, committed.
 
 Targets (DESIGN.md): 1 MB median <= 3x the floor's median; the 20 MB upload accepted while the
-server grows by <= 5x its size (DESIGN.md asks 2x: both are printed); the 20 MB Claude Code
-session within the same targets ("within the ingest targets above").
+server grows by <= 5x its size (DESIGN.md asks 2x: both are printed; one JSON document is
+parsed whole by orjson, whose peak alone is over 2x); the 20 MB Claude Code session within the
+ingest targets, DESIGN.md's 2x included (JSON Lines are read one record at a time).
 
     .venv/bin/python bench/bench_ingest.py                      # all three sizes
     .venv/bin/python bench/bench_ingest.py --sizes 1mb --repeat 30
@@ -370,12 +371,11 @@ def verdict(results: dict) -> bool:
             s["floor"] for s in samples
         )
         worst = max(s["growth"] / s["bytes"] for s in samples)
-        passed = ratio <= 3.0 and worst <= 5.0
+        passed = ratio <= 3.0 and worst <= 2.0
         ok &= passed
         print(
             f"target 20 MB Claude Code session: median {ratio:.2f}x floor (<= 3x), server growth "
-            f"{worst:.2f}x payload (<= 5x; DESIGN.md's 2x {'met' if worst <= 2 else 'not met'})  "
-            f"{'PASS' if passed else 'FAIL'}"
+            f"{worst:.2f}x payload (<= 2x, DESIGN.md)  {'PASS' if passed else 'FAIL'}"
         )
     if "20mb" in results:
         samples = results["20mb"]

@@ -11,6 +11,7 @@ formats come as (`from_archive(entries, decode)`: the document it holds, or None
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -43,7 +44,7 @@ from apps.trajectories.importers.base import (
     finalize,
     json_type,
 )
-from apps.trajectories.importers.jsonio import BadLine, decode_json, split_lines
+from apps.trajectories.importers.jsonio import BadLine, JsonLines, decode_json, split_lines
 
 __all__ = [
     "CanonicalEvent",
@@ -248,7 +249,10 @@ def parse_document(
         session = _session_format(value, forced)
         if session is not None:
             return ImportResult(format=session.NAME, items=[_session(session, value, limits)])
-        records = [(f"line {number}", record) for number, record in value]
+        # One line parsed at a time (JsonLines), as the loop below reads it.
+        records: Iterable[tuple[str, Any]] = (
+            (f"line {number}", record) for number, record in value
+        )
     else:
         module = detect(value) if forced is None else (forced if _detects(forced, value) else None)
         if module is not None:
@@ -289,7 +293,7 @@ def parse_document(
         items.append(_convert(module, record, where, limits))
     for index, item in enumerate(items):  # one item per record, in the document's order
         item.index = index
-        item.line = value[index][0] if lines else None
+        item.line = _line_number(value, index) if lines else None
     if found is None:
         raise FormatError(_unknown_message(value if not lines else None))
     return ImportResult(format=found.NAME, items=items)
@@ -311,32 +315,47 @@ def _session_format(lines: list[tuple[int, Any]], forced: ModuleType | None) -> 
     return None
 
 
-def _session(module: ModuleType, lines: list[tuple[int, Any]], limits: Limits) -> ImportItem:
+def _session(module: ModuleType, lines: Sequence[tuple[int, Any]], limits: Limits) -> ImportItem:
     """One session file. A session still being written often ends in a half-written line: it
     imports without that line, with a warning; a bad line anywhere else refuses the file,
-    naming the line."""
-    warnings = []
-    if lines and isinstance(lines[-1][1], BadLine):
-        number, bad = lines[-1]
-        warnings.append(
-            {
-                "where": f"line {number}",
-                "message": f"left out: {bad.error.message} (a line "
-                "still being written when the file was copied)",
-            }
+    naming the line.
+
+    The records are checked as the importer reads them, one at a time, in one pass: a line of
+    a JsonLines body is parsed only then, and let go once the importer has taken its events
+    from it. The first line in the file that is bad (not JSON, over a limit, or a record the
+    importer cannot read) is the one named."""
+    if len(lines) > 2 * limits.max_events:
+        error = FormatError(
+            f"{len(lines):,} items, far over the limit of {limits.max_events:,} events"
         )
-        lines = lines[:-1]
-    for number, record in lines:
-        if isinstance(record, BadLine):
-            return ImportItem(where="", error=record.error)
-        try:
+        return ImportItem(where="", error=error)
+    warnings: list[dict[str, str]] = []
+    last = len(lines) - 1
+
+    def checked() -> Iterator[tuple[int, Any]]:
+        for index, (number, record) in enumerate(lines):
+            if isinstance(record, BadLine):
+                if index == last:
+                    warnings.append(
+                        {
+                            "where": f"line {number}",
+                            "message": f"left out: {record.error.message} (a line "
+                            "still being written when the file was copied)",
+                        }
+                    )
+                    return
+                raise record.error
             check_limits(record, limits, f"line {number}")
-        except FormatError as exc:
-            return ImportItem(where="", error=exc)
-    item = _convert(module, lines, "", limits, module.convert_lines)
+            yield number, record
+
+    item = _convert(module, checked(), "", limits, module.convert_lines)
     if item.trajectory is not None:
         item.trajectory.warnings = warnings + item.trajectory.warnings
     return item
+
+
+def _line_number(lines: Sequence[tuple[int, Any]], index: int) -> int:
+    return lines.number(index) if isinstance(lines, JsonLines) else lines[index][0]
 
 
 def _folder(
@@ -346,7 +365,10 @@ def _folder(
     left out with a warning, a bad line elsewhere refuses the session, naming file and line)."""
     warnings = []
     files = []
-    for name, lines in folder.files:
+    for name, file_lines in folder.files:
+        # A folder's files are read more than once (subagents are found by their records):
+        # each is parsed once here and held, as a zip's entries are.
+        lines = list(file_lines)
         if lines and isinstance(lines[-1][1], BadLine):
             number, bad = lines[-1]
             warnings.append(

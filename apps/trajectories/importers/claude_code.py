@@ -25,6 +25,7 @@ Pure Python, no Django.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -124,13 +125,13 @@ class Session:
         self.agent_calls: dict[str, str] = {}  # a subagent's id -> the Task call it answered
 
 
-def convert_lines(records: list[tuple[int, Any]]) -> CanonicalTrajectory:
+def convert_lines(records: Iterable[tuple[int, Any]]) -> CanonicalTrajectory:
     session = Session()
     walk(session, records, "line")
     return trajectory_of(session)
 
 
-def walk(session: Session, records: list[tuple[int, Any]], prefix: str) -> None:
+def walk(session: Session, records: Iterable[tuple[int, Any]], prefix: str) -> None:
     for number_, record in records:
         where = f"{prefix} {number_}"
         if not isinstance(record, dict):

@@ -20,6 +20,7 @@ Pure Python, no Django.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -80,7 +81,7 @@ def convert(doc: Any) -> CanonicalTrajectory:
     return session.trajectory()
 
 
-def convert_lines(records: list[tuple[int, Any]]) -> CanonicalTrajectory:
+def convert_lines(records: Iterable[tuple[int, Any]]) -> CanonicalTrajectory:
     session = _Session()
     for number_, record in records:
         where = f"line {number_}"

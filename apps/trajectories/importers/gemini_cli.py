@@ -31,6 +31,7 @@ Pure Python, no Django.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -126,7 +127,7 @@ def convert(doc: Any) -> CanonicalTrajectory:
     return _Session(doc).read(list(messages.values()))
 
 
-def convert_lines(records: list[tuple[int, Any]]) -> CanonicalTrajectory:
+def convert_lines(records: Iterable[tuple[int, Any]]) -> CanonicalTrajectory:
     """Replay the file as Gemini CLI loads it: the last record of each id, in first-seen order,
     less what a rewind dropped; the metadata merged from the first line and every `$set`."""
     meta: dict[str, Any] = {}

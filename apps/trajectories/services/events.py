@@ -26,6 +26,7 @@ from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory
 from apps.trajectories.models import Event, Trajectory
 from apps.trajectories.outcome import known_amount
 from apps.trajectories.selectors.chains import chain_link, event_fingerprint
+from apps.trajectories.services.summary import Summary, SummaryMaker
 
 IMAGE_REF_PREFIX = "trajhub-image:"
 # PostgreSQL refuses U+0000 in text and jsonb; U+2400 (SYMBOL FOR NULL) keeps it visible.
@@ -56,19 +57,27 @@ ImageStore = Callable[[str, bytes, str], None]
 
 @dataclass
 class PreparedEvent(EventRow):
-    data_json: bytes  # sorted keys: also the input of the fingerprint
+    """An event ready to insert. Its `data` is None once prepared: `data_json` (sorted keys,
+    also the input of the fingerprint) is what is written, and holding both would keep every
+    event's data twice until the insert."""
+
+    data_json: bytes
     fingerprint: bytes
 
 
 @dataclass
 class PreparedEvents:
     """A trajectory's events ready to insert, the images taken out of them, its cleaned
-    metadata and the chain fingerprint after each event."""
+    metadata, the chain fingerprint after each event, and the summary of the events (counts,
+    timeline, compare steps: made as they were prepared) with their first and last timestamp."""
 
     events: list[PreparedEvent]
     images: dict[str, tuple[int, str]] = field(default_factory=dict)  # sha -> (size, type)
     metadata: dict[str, Any] = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)  # chain fingerprint after each event
+    summary: Summary = field(default_factory=Summary)
+    first_timestamp: datetime | None = None
+    last_timestamp: datetime | None = None
 
     @property
     def head(self) -> str:
@@ -86,16 +95,30 @@ def prepare(
     cleaner = _Cleaner(store_image)
     prepared: list[PreparedEvent] = []
     chain: list[str] = []
+    summary = SummaryMaker()
+    first: datetime | None = None
+    last: datetime | None = None
     previous = b""
     for position, event in enumerate(events):
         row = _prepare_one(position, event, cleaner)
         previous = chain_link(previous, row.fingerprint)
         chain.append(previous.hex())
+        summary.add(row)
+        if row.timestamp is not None:
+            first = row.timestamp if first is None else min(first, row.timestamp)
+            last = row.timestamp if last is None else max(last, row.timestamp)
+        row.data = None
         prepared.append(row)
         event.data, event.text = {}, ""
     clean_metadata = cleaner.value(metadata or {})
     return PreparedEvents(
-        events=prepared, images=cleaner.images, chain=chain, metadata=clean_metadata
+        events=prepared,
+        images=cleaner.images,
+        chain=chain,
+        metadata=clean_metadata,
+        summary=summary.done(chain[-1] if chain else ""),
+        first_timestamp=first,
+        last_timestamp=last,
     )
 
 
@@ -120,7 +143,9 @@ def _prepare_one(position: int, event: CanonicalEvent, cleaner: _Cleaner) -> Pre
         cause=clip(event.cause, 100),
         text=text,
         data=data,
-        data_json=dumped,
+        # A copy of its exact size: orjson's output keeps a buffer of at least 4 KB, which
+        # 50,000 events would hold for the whole ingest.
+        data_json=memoryview(dumped).tobytes(),
         fingerprint=event_fingerprint(
             event.source, event.kind, event.type, event.original_id, dumped
         ),
@@ -131,12 +156,11 @@ def totals(canonical: CanonicalTrajectory, prepared: PreparedEvents) -> dict[str
     """The trajectory's columns derived from its events and metadata: first and last timestamp,
     tokens and cost (when the metadata holds known ones: a recorded 0 is unknown, so null, as
     outcome.known_amount says why)."""
-    stamps = [event.timestamp for event in prepared.events if event.timestamp is not None]
     tokens = canonical.metadata.get("total_tokens")
     cost = canonical.metadata.get("total_cost")
     return {
-        "started_at": min(stamps) if stamps else None,
-        "ended_at": max(stamps) if stamps else None,
+        "started_at": prepared.first_timestamp,
+        "ended_at": prepared.last_timestamp,
         "total_tokens": tokens if isinstance(tokens, int) and known_amount(tokens) else None,
         "total_cost": float(cost)
         if isinstance(cost, (int, float)) and known_amount(cost)
@@ -164,7 +188,7 @@ def insert(trajectory: Trajectory, events: list[PreparedEvent]) -> None:
                     type=event.type,
                     cause=event.cause,
                     text=event.text,
-                    data=event.data,
+                    data=orjson.loads(event.data_json),
                 )
                 for event in events[start : start + EVENT_BATCH]
             ]

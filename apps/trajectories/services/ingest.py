@@ -39,7 +39,7 @@ from apps.trajectories.services.outcomes import outcome_columns
 from apps.trajectories.services.passwords import hash_deletion_password, new_deletion_password
 from apps.trajectories.services.review import needs_rescan, note_published
 from apps.trajectories.services.storage import RawCopy, WrittenFiles
-from apps.trajectories.services.summary import event_summary_save, summary_of
+from apps.trajectories.services.summary import event_summary_save
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -273,11 +273,9 @@ def _store_in_transaction(
     else:
         trajectory, first_new, old_images = _store_over(share, title)
     events.insert(trajectory, prepared.events[first_new:])
-    # Counts by type and the timeline, from the events in hand: page views never count them.
-    event_summary_save(
-        trajectory_id=trajectory.pk,
-        summary=summary_of(prepared.events, share.fields["chain_fingerprint"]),
-    )
+    # Counts by type and the timeline, made as the events were prepared: page views never
+    # count them.
+    event_summary_save(trajectory_id=trajectory.pk, summary=prepared.summary)
     storage.link_images(trajectory, prepared.images)
     # After the new links: an image the new events use too is no orphan.
     storage.delete_orphans(old_images)

@@ -30,7 +30,7 @@ from apps.trajectories.services.events import PreparedEvents
 from apps.trajectories.services.notify import announce_public_change, announce_stored
 from apps.trajectories.services.outcomes import outcome_columns
 from apps.trajectories.services.storage import WrittenFiles, raw_read
-from apps.trajectories.services.summary import event_summary_save, summary_of
+from apps.trajectories.services.summary import event_summary_save
 
 
 @dataclass(frozen=True)
@@ -169,10 +169,7 @@ def _apply(pk: int, canonical: CanonicalTrajectory, prepared: PreparedEvents) ->
         Event.objects.filter(trajectory_id=pk).delete()
         TrajectoryImage.objects.filter(trajectory_id=pk).delete()
         events.insert(row, prepared.events)
-        event_summary_save(
-            trajectory_id=pk,
-            summary=summary_of(prepared.events, prepared.chain[-1] if prepared.chain else ""),
-        )
+        event_summary_save(trajectory_id=pk, summary=prepared.summary)
         storage.link_images(row, prepared.images)
         storage.delete_orphans(old_images)
     announce_stored(pk, created=False)

@@ -7,19 +7,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import orjson
 import zstandard
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from apps.trajectories.importers import split_lines
 from apps.trajectories.importers.base import ImportItem
 from apps.trajectories.models import Image, Trajectory, TrajectoryImage
 from apps.trajectories.services.events import IMAGE_EXTENSIONS, ImageStore
@@ -101,11 +101,17 @@ def delete_on_commit(path: str) -> None:
     transaction.on_commit(lambda: _delete_quietly(_storage(), path))
 
 
+# A raw copy over this is spooled to a temporary file until it is stored: a 20 MB upload of
+# screenshots compresses to little less, and would otherwise be held through the whole ingest.
+RAW_SPOOL_BYTES = 1024 * 1024
+
+
 @dataclass
 class RawCopy:
-    """A raw upload, already compressed: its size and hash are those of the original bytes."""
+    """A raw upload, already compressed (in memory, or spooled to a temporary file when big):
+    its size and hash are those of the original bytes."""
 
-    compressed: bytes
+    compressed: IO[bytes]
     size: int
     sha256: str
 
@@ -119,7 +125,6 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
     not hold the parsed JSON, a re-serialised copy and the compressed one together.
     """
     whole = len(items) == 1 and items[0].line is None
-    text_lines: list[str] | None = None
     for item in items:
         if item.error is not None or item.trajectory is None:
             yield None
@@ -129,11 +134,11 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
             record, document = document, None
             chunks = [data]
         elif item.line is not None:
-            if text_lines is None:
-                text_lines = split_lines(data.decode("utf-8").removeprefix("\ufeff"))
-            _, record = document[item.index]
-            document[item.index] = None
-            chunks = [text_lines[item.line - 1].encode("utf-8")]
+            # JSON Lines (importers.JsonLines): the line's own bytes; parsed again only if it
+            # may be a share envelope, whose email and token are never stored.
+            line = document.raw(item.index)
+            record = document[item.index][1] if _may_be_envelope(line) else None
+            chunks = [line]
         else:
             record = document[item.index]
             document[item.index] = None
@@ -145,22 +150,23 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
 
 
 def _compress_raw(chunks: Iterable[bytes]) -> RawCopy:
-    compressor = zstandard.ZstdCompressor(level=3).compressobj()
+    spool = tempfile.SpooledTemporaryFile(max_size=RAW_SPOOL_BYTES)
     digest = hashlib.sha256()
     size = 0
-    parts: list[bytes] = []
-    for chunk in chunks:
-        digest.update(chunk)
-        size += len(chunk)
-        parts.append(compressor.compress(chunk))
-    parts.append(compressor.flush())
-    return RawCopy(compressed=b"".join(parts), size=size, sha256=digest.hexdigest())
+    with zstandard.ZstdCompressor(level=3).stream_writer(spool, closefd=False) as writer:
+        for chunk in chunks:
+            digest.update(chunk)
+            size += len(chunk)
+            writer.write(chunk)
+    spool.seek(0)
+    return RawCopy(compressed=spool, size=size, sha256=digest.hexdigest())
 
 
 def write_raw(raw: RawCopy, share_id: str, written: WrittenFiles) -> str:
     """Store a raw copy under the trajectory's share id; its path (listed in `written`)."""
     name = f"raw/{share_id[:2]}/{share_id}/{secrets.token_hex(8)}.zst"
-    saved = _storage().save(name, ContentFile(raw.compressed))
+    raw.compressed.seek(0)
+    saved = _storage().save(name, File(raw.compressed))
     written.raw.append(saved)
     return saved
 
@@ -188,6 +194,14 @@ def _share_payload_chunks(record: dict) -> Iterator[bytes]:
         else:
             yield orjson.dumps(value)
     yield b"}"
+
+
+def _may_be_envelope(line: bytes) -> bool:
+    """Whether a JSON line can be a share envelope with an email or token (a key may be
+    written with escapes, so any line with one is parsed to see)."""
+    if b"\\u" in line:
+        return True
+    return b"trajectory" in line and (b"email" in line or b"token" in line)
 
 
 def _is_share_envelope(record: Any) -> bool:

@@ -7,7 +7,6 @@ one statement, so that a page view never counts or reads the events again.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,15 +133,20 @@ class Summary:
         )
 
 
-def summary_of(events: Iterable[Any], chain_fingerprint: str) -> Summary:
-    """Of event rows with position, kind, type, source and data (ingest's prepared events)."""
-    summary = Summary(chain_fingerprint=chain_fingerprint)
-    heads: list[tuple[int, str, str, str, str, str | None]] = []
-    for event in events:
-        summary.add(event.position, event.kind, event.type, event.source, *data_marks(event.data))
-        if len(heads) < COMPARE_MAX_STEPS:
-            command = _first(event.data, COMMAND_KEYS)
-            heads.append(
+class SummaryMaker:
+    """A summary made event by event, as ingest prepares them (the events need not be held)."""
+
+    def __init__(self) -> None:
+        self.summary = Summary()
+        self.heads: list[tuple[int, str, str, str, str, str | None]] = []
+
+    def add(self, event: Any) -> None:
+        """An event row with position, kind, type, source, text and data, in position order."""
+        data = event.data
+        self.summary.add(event.position, event.kind, event.type, event.source, *data_marks(data))
+        if len(self.heads) < COMPARE_MAX_STEPS:
+            command = _first(data, COMMAND_KEYS)
+            self.heads.append(
                 (
                     event.position,
                     event.kind,
@@ -152,9 +156,12 @@ def summary_of(events: Iterable[Any], chain_fingerprint: str) -> Summary:
                     None if command is None else command[:SUMMARY_CHARS],
                 )
             )
-    # What /compare/ aligns, made here from the events in hand (selectors/compare.py).
-    summary.compare_steps = stored_rows(steps_from_rows(heads))
-    return summary
+
+    def done(self, chain_fingerprint: str) -> Summary:
+        # What /compare/ aligns, made here from the events in hand (selectors/compare.py).
+        self.summary.chain_fingerprint = chain_fingerprint
+        self.summary.compare_steps = stored_rows(steps_from_rows(self.heads))
+        return self.summary
 
 
 def event_summary_save(*, trajectory_id: int, summary: Summary) -> EventSummary:

@@ -85,7 +85,9 @@ def test_anonymous_gets_examples_in_the_fixed_shape(corpus):
         "score",
         "retriever",
         "steps",
+        "corrections",
     }
+    assert first["corrections"] == []
     assert first["instruction"] == "Fix the failing login test in the Django app"
     assert first["trajectory_id"] == corpus["login"].share_id
     assert first["window"] == [0, 2]
@@ -227,11 +229,15 @@ def test_deletion_takes_examples_at_once(corpus):
 
 def test_query_count_is_fixed(corpus, django_assert_num_queries):
     # One query checks every candidate against public() and the redactions and reads what the
-    # answer shows (the steps of the first candidates only): whatever k and the candidates.
-    with django_assert_num_queries(1):
+    # answer shows (the steps of the first candidates only): whatever k and the candidates;
+    # one more reads the readers' corrections of every served window.
+    with django_assert_num_queries(2):
         response = post(APIClient(), {"instruction": "login pagination API test", "k": 5})
     assert len(response.json()["examples"]) == 2
     assert all(example["steps"] for example in response.json()["examples"])
+    body = {"instruction": "login pagination API test", "k": 5, "corrections": False}
+    with django_assert_num_queries(1):
+        assert len(post(APIClient(), body).json()["examples"]) == 2
 
 
 def test_a_hit_far_down_the_candidates_is_served_with_its_steps(
@@ -249,7 +255,7 @@ def test_a_hit_far_down_the_candidates_is_served_with_its_steps(
     index.index_build()
     Trajectory.objects.filter(pk=stale.pk).update(redactions={"FAILED": "<SECRET_1>"})
     body = {"instruction": "Fix the failing login test after the upgrade", "k": 1}
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         (served,) = post(APIClient(), body).json()["examples"]
     assert served["id"] == corpus["examples"]["login"].pk
     assert served["steps"][2]["text"] == "FAILED test_login AssertionError csrf token"

@@ -7,7 +7,8 @@ observations (with the current observation, m1 = k by default); dense over the i
 and observation, and the dense retriever (BM25 without the extra) answers it, skipping what was
 already retrieved. Results are interleaved by rank, duplicates (same example or same window)
 removed, and every hit is checked against public() and the trajectory's current redactions in
-one query, so an index built earlier can never serve what has left.
+one query, so an index built earlier can never serve what has left. Readers' accepted
+corrections of the served windows' steps come with them (one more query, when any is served).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db.models import Case, CharField, F, JSONField, Q, When
 from django.db.models.fields.json import KeyTextTransform
 
+from apps.feedback.consensus import accepted_corrections, correction_text
 from apps.learn import prompts
 from apps.learn.llm import LLMError
 from apps.learn.retrieval import dense, index
@@ -39,6 +41,7 @@ class Query:
     k: int = 5
     format: str = "text"
     model_based: bool = False
+    corrections: bool = True
 
 
 class ModelQueryFailed(Exception):
@@ -120,7 +123,10 @@ def retrieve(query: Query) -> dict[str, Any]:
                 ]
             ranked.append(("model", hits))
     merged = _interleave(ranked)
-    out = [_answer(hit, query.format) for hit in _servable(merged, k)]
+    served = _servable(merged, k)
+    if query.corrections:
+        _attach_corrections(served)
+    out = [_answer(hit, query.format) for hit in served]
     answer: dict[str, Any] = {"examples": out, "prompt": prompt_block(out)}
     return answer | ({"model_query": model_query} if model_query else {})
 
@@ -135,6 +141,10 @@ class _Hit:
     end: int
     share_id: str
     steps: list[dict[str, Any]] | None
+    trajectory_id: int = 0
+    digest: str = ""  # the trajectory's current map digest (what its window was cut with)
+    # (step index in the window, the correction's public id, page step, mode, redacted text)
+    corrections: list[tuple[int, str, int, str, str]] = field(default_factory=list)
 
 
 def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
@@ -198,7 +208,9 @@ def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
         if window in windows or digest != current.get(trajectory):
             continue  # a second example of one window, or redacted again since it was cut
         windows.add(window)
-        chosen.append(_Hit(pk, score, retriever, instruction, start, end, share_id, steps))
+        chosen.append(
+            _Hit(pk, score, retriever, instruction, start, end, share_id, steps, trajectory, digest)
+        )
         if len(chosen) >= k:
             break
     missing = [hit.pk for hit in chosen if hit.steps is None]
@@ -210,6 +222,27 @@ def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
             if hit.steps is None:
                 hit.steps = steps[hit.pk]
     return chosen
+
+
+def _attach_corrections(hits: list[_Hit]) -> None:
+    """Readers' accepted corrections (apps.feedback.consensus) next to the window step each
+    corrects: the action step whose events hold the corrected one. One query for all hits; a
+    correction of a step the window does not show (a repeat folded away) is left out."""
+    if not hits:
+        return
+    limit = settings.TRAJHUB_SYNTH_OBSERVATION_CHARS
+    by_trajectory: dict[int, list[_Hit]] = {}
+    for hit in hits:
+        by_trajectory.setdefault(hit.trajectory_id, []).append(hit)
+    spans = [(hit.trajectory_id, hit.start, hit.end) for hit in hits]
+    for note in accepted_corrections(spans):
+        for hit in by_trajectory.get(note.trajectory_id, []):
+            for number, step in enumerate(hit.steps or []):
+                first, last = step.get("first", -1), step.get("last", -1)
+                if step.get("role") == OBSERVATION or not first <= note.position <= last:
+                    continue
+                text = cut(correction_text(note, digest=hit.digest), limit)
+                hit.corrections.append((number, note.public_id, note.position + 1, note.mode, text))
 
 
 def _steps(hit: _Hit) -> list[Step]:
@@ -243,6 +276,11 @@ def _format_steps(steps: list[Step], instruction: str, fmt: str) -> list[dict[st
 
 def _answer(hit: _Hit, fmt: str) -> dict[str, Any]:
     steps = _steps(hit)
+    # In the openai and sharegpt formats the instruction is the first message: one further on.
+    offset = 0 if fmt == "text" else 1
+    rendered: dict[int, list[tuple[str, str]]] = {}
+    for number, _id, _step, mode, text in hit.corrections:
+        rendered.setdefault(number, []).append((mode, text))
     return {
         "id": hit.pk,
         "instruction": hit.instruction,
@@ -252,7 +290,11 @@ def _answer(hit: _Hit, fmt: str) -> dict[str, Any]:
         "score": round(hit.score, 4),
         "retriever": hit.retriever,
         "steps": _format_steps(steps, hit.instruction, fmt),
-        "_text": prompts.render_steps(steps),
+        "corrections": [
+            {"id": public_id, "at": number + offset, "step": step, "mode": mode, "text": text}
+            for number, public_id, step, mode, text in hit.corrections
+        ],
+        "_text": prompts.render_steps(steps, rendered),
     }
 
 

@@ -8,8 +8,11 @@ content: `anchors`), the writes (`services`: scanned with moderation's scanner, 
 the trajectory's map, rate limited, held for a moderator when they must be), the reads
 (`selectors`: visibility comes from the trajectory's `visible_to()` and the viewer's access,
 then from the feedback's own state), the API (/api/v1/trajectories/<id>/steps/<n>/feedback),
-the per-step page and the viewer's summary, and the review of held and reported feedback in
-Django admin.
+the per-step page and the viewer's summary, the review of held and reported feedback in
+Django admin (`moderating`: hold, show, reject, delete, report), its entries in the site's one
+audit log (`audit`: moderation's AuditEntry, ids only, never feedback text), and what readers'
+majority says for the layers above (`consensus`: steps rated wrong, the first wrong step,
+accepted corrections).
 
 It sits above moderation and owners and below datasets (releases read it later). May import:
 core, accounts, trajectories, moderation, owners; never datasets, learn or stats.

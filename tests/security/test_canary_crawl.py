@@ -249,7 +249,8 @@ def _feedback_with_canaries(trajectory, canaries, moderator) -> None:
     from django.contrib.auth import get_user_model
 
     from apps.feedback.models import StepNote
-    from apps.feedback.services import Author, note_decide, step_feedback_give
+    from apps.feedback.moderating import note_decide
+    from apps.feedback.services import Author, step_feedback_give
 
     reader, _ = get_user_model().objects.get_or_create(username="canary-reader")
     step = trajectory.events.order_by("-position").first().position + 1

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q
 
 from apps.feedback import anchors, screening
 from apps.feedback.models import (
@@ -67,11 +67,9 @@ class ReadersVerdict:
 
 def _counted(model: type[StepRating] | type[FirstWrongMark] | type[StepNote], ids: list[int]):
     """Rows of `model` on these trajectories that count: public, switched on, current."""
-    return model.objects.filter(
-        trajectory_id__in=ids,
-        trajectory__in=Trajectory.objects.public(),
-        outdated=False,
-    ).exclude(Exists(FeedbackSwitch.objects.filter(trajectory_id=OuterRef("trajectory_id"))))
+    switched_off = FeedbackSwitch.objects.filter(trajectory_id=OuterRef("pk"))
+    counted = Trajectory.objects.public().filter(pk__in=ids).exclude(Exists(switched_off))
+    return model.objects.filter(trajectory_id__in=ids, trajectory__in=counted, outdated=False)
 
 
 def readers_verdicts(trajectory_ids: Iterable[int]) -> dict[int, ReadersVerdict]:
@@ -114,38 +112,68 @@ def readers_verdicts(trajectory_ids: Iterable[int]) -> dict[int, ReadersVerdict]
     return dict(out)
 
 
-def accepted_corrections(spans: Iterable[tuple[int, int, int]]) -> QuerySet[StepNote]:
+@dataclass(frozen=True)
+class Correction:
+    """An accepted correction as everyone but its author reads it."""
+
+    trajectory_id: int
+    position: int
+    id: str  # its public id
+    mode: str  # "message" | "action"
+    text: str  # redacted
+
+    @property
+    def step(self) -> int:
+        return self.position + 1
+
+
+def accepted_corrections(
+    spans: Iterable[tuple[int, int, int]], *, digests: dict[int, str]
+) -> list[Correction]:
     """The accepted corrections on the steps of these (trajectory id, first position, last
-    position) spans, oldest first. Read their text with `correction_text`."""
+    position) spans, oldest first, in their redacted text. `digests` holds each trajectory's
+    current map digest (the caller has it): only a correction whose stored text was made with
+    another map has it made again, reading its trajectory. One query otherwise."""
     wanted = Q(pk__in=[])
     ids = []
     for trajectory_id, first, last in spans:
         wanted |= Q(trajectory_id=trajectory_id, position__range=(first, last))
         ids.append(trajectory_id)
-    return (
+    rows = (
         _counted(StepNote, ids)
         .filter(wanted, kind=NoteKind.CORRECTION, state=NoteState.SHOWN, owner_rejected_at=None)
-        .only(
-            "trajectory_id",
-            "position",
-            "public_id",
-            "mode",
-            "text",
-            "original",
-            "findings",
-            "shown_text",
-            "shown_original",
-            "shown_map",
-        )
         .order_by("trajectory_id", "position", "created_at", "id")
+        .values_list(
+            "trajectory_id", "position", "public_id", "mode", "shown_text", "shown_map", "pk"
+        )
+    )
+    out = []
+    for trajectory_id, position, public_id, mode, text, made_with, pk in rows:
+        if not made_with or made_with != digests.get(trajectory_id):
+            text = _made_again(pk, digests.get(trajectory_id))
+        out.append(Correction(trajectory_id, position, public_id, mode, text))
+    return out
+
+
+def corrections_exist(*, trajectory: str, first: str, last: str) -> Exists:
+    """For a query over spans of steps (the outer query's field names of the trajectory id and
+    the first and last positions): whether a correction that may be accepted is on one of
+    them. A hint, to save the query of accepted_corrections where there is none: it does not
+    check public() or the switch, which accepted_corrections does."""
+    return Exists(
+        StepNote.objects.filter(
+            trajectory_id=OuterRef(trajectory),
+            position__gte=OuterRef(first),
+            position__lte=OuterRef(last),
+            kind=NoteKind.CORRECTION,
+            state=NoteState.SHOWN,
+            owner_rejected_at=None,
+            outdated=False,
+        )
     )
 
 
-def correction_text(note: StepNote, *, digest: str) -> str:
-    """What everyone but its author reads of an accepted correction: its redacted text. `digest`
-    is its trajectory's current map digest; only where the stored text was made with another
-    map is the trajectory read to make it again."""
-    if note.shown_map and note.shown_map == digest:
-        return note.shown_text
-    trajectory = Trajectory.objects.get(pk=note.trajectory_id)
-    return screening.shown(note, trajectory, digest=digest).text
+def _made_again(pk: int, digest: str | None) -> str:
+    """The redacted text of a note whose stored one was made with another map than today's."""
+    note = StepNote.objects.select_related("trajectory").get(pk=pk)
+    return screening.shown(note, note.trajectory, digest=digest).text

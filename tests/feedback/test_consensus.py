@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from apps.feedback.consensus import accepted_corrections, correction_text, readers_verdicts
+from apps.feedback.consensus import accepted_corrections, readers_verdicts
 from apps.feedback.models import FirstWrongMark, StepNote, StepRating
+from apps.feedback.screening import current_map_digest
 from apps.feedback.services import Author, feedback_switch, note_owner_reject, step_feedback_give
 from apps.trajectories.models import Trajectory
 from tests.ingest_helpers import make_trajectory, reindex
@@ -113,8 +114,12 @@ def test_switched_off_or_not_public_says_nothing(public, readers, owner):
         Trajectory.objects.filter(pk=public.pk).update(visibility="public", review_state="approved")
 
 
+def corrections(trajectory, first=0, last=8):
+    digest = current_map_digest(Trajectory.objects.get(pk=trajectory.pk))
+    return accepted_corrections([(trajectory.pk, first, last)], digests={trajectory.pk: digest})
+
+
 def test_accepted_corrections_only(public, readers, owner, settings):
-    span = [(public.pk, 0, 8)]
     give(public, readers[0], 2, correction="run ls -la first")
     give(public, readers[1], 4, correction="use ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8")
     give(public, readers[2], 6, correction="the owner says no")
@@ -124,19 +129,25 @@ def test_accepted_corrections_only(public, readers, owner, settings):
     note_owner_reject(note=rejected, author=Author(user=owner))
     StepNote.objects.filter(trajectory=public, position=7).update(outdated=True)
     assert StepNote.objects.get(trajectory=public, position=3).state == "held"  # the scan
-    assert [n.text for n in accepted_corrections(span)] == ["run ls -la first"]
-    assert list(accepted_corrections([(public.pk, 2, 8)])) == []
+    (accepted,) = corrections(public)
+    assert (accepted.text, accepted.step, accepted.mode) == ("run ls -la first", 2, "message")
+    assert accepted.id == StepNote.objects.get(text="run ls -la first").public_id
+    assert corrections(public, 2, 8) == []
     feedback_switch(trajectory=public, author=Author(user=owner), on=False)
-    assert list(accepted_corrections(span)) == []
+    assert corrections(public) == []
 
 
-def test_correction_text_is_the_redacted_one_after_a_later_redaction(public, readers):
+def test_the_text_is_the_redacted_one_after_a_later_redaction(
+    public, readers, django_assert_num_queries
+):
     give(public, readers[0], 2, correction="connect to db.acme-corp.internal first")
-    (note,) = accepted_corrections([(public.pk, 1, 1)])
-    assert correction_text(note, digest=note.shown_map) == "connect to db.acme-corp.internal first"
+    digest = current_map_digest(Trajectory.objects.get(pk=public.pk))
+    with django_assert_num_queries(1):
+        (note,) = accepted_corrections([(public.pk, 1, 1)], digests={public.pk: digest})
+    assert note.text == "connect to db.acme-corp.internal first"
     Trajectory.objects.filter(pk=public.pk).update(redactions={"db.acme-corp.internal": "<HOST_1>"})
     reindex(public)
-    from apps.feedback.screening import current_map_digest
-
-    digest = current_map_digest(Trajectory.objects.get(pk=public.pk))
-    assert correction_text(note, digest=digest) == "connect to <HOST_1> first"
+    (note,) = corrections(public, 1, 1)
+    assert note.text == "connect to <HOST_1> first"
+    # The stored text, made with the old map, is never what is served.
+    assert StepNote.objects.get().shown_text == "connect to db.acme-corp.internal first"

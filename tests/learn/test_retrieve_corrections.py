@@ -105,6 +105,15 @@ def test_accepted_corrections_next_to_their_steps_whoever_asks(
         assert never not in text
 
 
+def test_two_queries_with_corrections_one_without(login, django_assert_num_queries):
+    # The candidates' query says which windows may have corrections; one more reads them.
+    with django_assert_num_queries(2):
+        (example,) = APIClient().post(URL, ASK, format="json").json()["examples"]
+    assert len(example["corrections"]) == 2
+    with django_assert_num_queries(1):
+        APIClient().post(URL, {**ASK, "corrections": False}, format="json")
+
+
 def test_in_the_chat_formats_at_points_past_the_instruction(login):
     for fmt, role in (("openai", ("role", "assistant")), ("sharegpt", ("from", "gpt"))):
         (example,) = APIClient().post(URL, {**ASK, "format": fmt}, format="json").json()["examples"]

@@ -143,15 +143,26 @@ def setup_django() -> None:
     call_command("migrate", verbosity=0)
 
 
+CORRECTED_EVERY = 4  # one trajectory in 4 has two accepted corrections (positions 1 and 3)
+
+
 def load(count: int, rng: random.Random) -> None:
-    """`count` kept examples (10 per public trajectory), unless exactly that many are there."""
+    """`count` kept examples (10 per public trajectory), unless exactly that many are there;
+    readers' accepted corrections on one trajectory in CORRECTED_EVERY, which /retrieve serves
+    next to the steps they correct."""
+    from apps.feedback.models import StepNote
     from apps.learn.models import Example, Window
     from apps.trajectories.models import Trajectory
     from apps.trajectories.selectors.redactions import map_digest
 
-    if Example.objects.filter(state="kept").count() == count:
+    corrections = 2 * len(range(0, count // 10, CORRECTED_EVERY))
+    if (
+        Example.objects.filter(state="kept").count() == count
+        and StepNote.objects.count() == corrections
+    ):
         _analyze()
         return
+    StepNote.objects.all().delete()
     Example.objects.all().delete()
     Window.objects.all().delete()
     Trajectory.objects.all().delete()
@@ -209,6 +220,25 @@ def load(count: int, rng: random.Random) -> None:
             )
         )
     Example.objects.bulk_create(examples, batch_size=5000)
+    StepNote.objects.bulk_create(
+        [
+            StepNote(
+                trajectory=trajectory,
+                position=position,
+                fingerprint="0" * 32,
+                author_key="user:0",
+                kind="correction",
+                mode="message",
+                text=f"run {rng.choice(WORDS)} first",
+                state="shown",
+                shown_text=f"run {rng.choice(WORDS)} first",
+                shown_map=digest,
+            )
+            for trajectory in trajectories[::CORRECTED_EVERY]
+            for position in (1, 3)
+        ],
+        batch_size=5000,
+    )
     _analyze()
 
 
@@ -219,7 +249,9 @@ def _analyze() -> None:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE learn_example, learn_window, trajectories_trajectory")
+        cursor.execute(
+            "ANALYZE learn_example, learn_window, trajectories_trajectory, feedback_stepnote"
+        )
 
 
 def _embeddings(instructions: list[str]) -> Any:
@@ -329,21 +361,25 @@ def latency(
         # encoding the query alone (dense). The requests: a new instruction each (the query
         # cache emptied first), and an agent's loop (the same task instruction asked again at
         # the next step, with a new observation: its embedding comes from the cache).
+        # Every case serves readers' corrections (the default) but one, asked without them
+        # ("corrections": false): the price of the corrections' query, in the same run.
         cases = []
         for name in variants:
             dense_label = f" + dense [{name}]" if with_dense else ""
             cases += [
-                (f"instruction BM25{dense_label}", False, False, name),
-                (f"+ observation BM25{dense_label}", True, False, name),
+                (f"instruction BM25{dense_label}", False, False, name, True),
+                (f"+ observation BM25{dense_label}", True, False, name, True),
+                (f"+ observation BM25{dense_label}, no corrections", True, False, name, False),
             ]
             if with_dense:
                 cases.append(
-                    (f"+ observation BM25{dense_label}, instruction cached", True, True, name)
+                    (f"+ observation BM25{dense_label}, instruction cached", True, True, name, True)
                 )
         library: list[float] = []
         plain: list[float] = []
         encode: list[float] = []
-        times: dict[str, list[float]] = {label: [] for label, _, _, _ in cases}
+        times: dict[str, list[float]] = {label: [] for label, *_ in cases}
+        served = with_corrections = 0
         # The dense index's own part: its search of an encoded query, alone.
         searched: dict[str, list[float]] = {name: [] for name in variants}
         for text, obs in zip(asks, seen, strict=True):
@@ -362,9 +398,14 @@ def latency(
                     t = time.perf_counter()
                     index.dense_search(each, text, 5, vector=vector)
                     searched[name].append((time.perf_counter() - t) * 1000)
-            for label, with_observation, cached, name in cases:
+            # In a new order for each query: a case asked right after another with the same
+            # text finds the database's pages warm, which would favour whichever runs second.
+            # The cached cases last: they need an earlier case to have encoded the instruction.
+            fresh = [case for case in cases if not case[2]]
+            order = rng.sample(fresh, len(fresh)) + [case for case in cases if case[2]]
+            for label, with_observation, cached, name, corrections in order:
                 index._current = variants[name]
-                body = {"instruction": text, "k": 5}
+                body: dict[str, Any] = {"instruction": text, "k": 5, "corrections": corrections}
                 if with_observation:
                     body["observation"] = obs
                 if with_dense and not cached:
@@ -375,6 +416,10 @@ def latency(
                 assert response.status_code == 200 and len(response.json()["examples"]) == 5, (
                     response.content[:300]
                 )
+                if corrections:
+                    served += 1
+                    with_corrections += any(e["corrections"] for e in response.json()["examples"])
+        print(f"answers with a correction: {with_corrections} of {served}")
         results.append(("floor: bm25s retrieve() (instruction)", size, *_p(library), 0.0))
         results.append(("floor: bm25s scores + numpy top 5", size, *_p(plain), 0.0))
         base = plain
@@ -384,7 +429,7 @@ def latency(
             for name, values in searched.items():
                 results.append((f"dense index search alone [{name}]", size, *_p(values), 0.0))
         index._current = loaded
-        for label, _, _, _ in cases:
+        for label, *_ in cases:
             p50, p95 = _p(times[label])
             results.append((f"POST /retrieve, {label}", size, p50, p95, p95 / _p(base)[1]))
         print(f"load average after the requests: {os.getloadavg()[0]:.1f}")

@@ -1,6 +1,7 @@
 """The review queue of step feedback in Django admin: corrections and comments held by the scan,
 by a setting (new accounts) or by readers' reports, each with its trajectory and step in
-context; moderators show or reject them (services.note_decide)."""
+context; moderators show, reject, hold or delete them (moderating.py), each decision written to
+the site's audit log."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.utils.html import format_html, format_html_join
 
 from apps.core.admin import ReadOnlyAdmin
 from apps.feedback.models import NoteState, StepNote, StepNoteReview
-from apps.feedback.services import note_decide
+from apps.feedback.moderating import note_decide, note_hold, note_remove
 from apps.trajectories.models import Event
 
 CONTEXT_CHARS = 2000
@@ -20,7 +21,7 @@ CONTEXT_CHARS = 2000
 class StepNoteReviewAdmin(ReadOnlyAdmin):
     """Held corrections and comments, and those with open reports."""
 
-    actions = ["show", "reject"]
+    actions = ["show", "reject", "hold", "remove"]
     list_display = [
         "created_at",
         "kind",
@@ -72,6 +73,28 @@ class StepNoteReviewAdmin(ReadOnlyAdmin):
     )
     def reject(self, request, queryset) -> None:
         self._decide(request, queryset, approve=False)
+
+    @admin.action(
+        description="Hold the selected feedback (only its author and moderators read it)",
+        permissions=["moderate"],
+    )
+    def hold(self, request, queryset) -> None:
+        done = sum(
+            note_hold(note=note, moderator=request.user)
+            for note in queryset.select_related("trajectory")
+        )
+        self.message_user(request, f"{done} piece(s) of feedback held.", messages.SUCCESS)
+
+    @admin.action(
+        description="Delete the selected feedback for good (its reports too)",
+        permissions=["moderate"],
+    )
+    def remove(self, request, queryset) -> None:
+        done = sum(
+            note_remove(note=note, moderator=request.user)
+            for note in queryset.select_related("trajectory")
+        )
+        self.message_user(request, f"{done} piece(s) of feedback deleted.", messages.SUCCESS)
 
     def _decide(self, request, queryset, *, approve: bool) -> None:
         done = sum(

@@ -11,6 +11,7 @@ import hashlib
 from typing import Any
 
 import orjson
+from django.db.models import Q
 
 # Keys of an action's arguments that hold what the agent did, in the order a reader would
 # edit them: a command, code, a file's new text, a URL, browser actions, tool arguments.
@@ -35,10 +36,18 @@ def fingerprint(event: Any) -> str:
     return hashlib.blake2b(body, digest_size=16).hexdigest()
 
 
+AGENT_KINDS = ("action", "message")
+
+
 def is_agent_step(event: Any) -> bool:
     """Only the agent's own steps (its actions and messages, not the observations some formats
     also file under the agent) can be "where it went wrong" or corrected."""
-    return event.source == "agent" and event.kind in ("action", "message")
+    return event.source == "agent" and event.kind in AGENT_KINDS
+
+
+def agent_step_q() -> Q:
+    """is_agent_step as a filter on events."""
+    return Q(source="agent", kind__in=AGENT_KINDS)
 
 
 def _as_text(value: Any) -> str:

@@ -1,6 +1,7 @@
 """Writes of step feedback: ratings, first-wrong marks, corrections and comments, the owner's
-controls, moderators' decisions and readers' reports (the re-anchoring after a re-import is in
-reanchoring.py). Each write that changes what lists count recounts the trajectory (counts.py).
+controls (audited), and the re-anchoring after a re-import is in reanchoring.py. Moderators'
+decisions and readers' reports are in `moderating`. Each write that changes what lists count
+recounts the trajectory (counts.py).
 
 Every write of a reader's text is scanned (screening.py) before anyone else can read it and
 held for a moderator when the scan finds something (or its account is new, by a setting);
@@ -14,14 +15,15 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Notice
 from apps.accounts.notices import notice_send
-from apps.core import ratelimit, signing
+from apps.core import ratelimit
 from apps.core.ratelimit import RateLimited
 from apps.feedback import anchors, screening
+from apps.feedback.audit import feedback_audit, owner_kind
 from apps.feedback.counts import trajectory_counts_recount
 from apps.feedback.errors import FeedbackError
 from apps.feedback.models import (
@@ -31,14 +33,12 @@ from apps.feedback.models import (
     FeedbackSwitch,
     FirstWrongMark,
     NoteKind,
-    NoteReport,
     NoteState,
     Rating,
-    ReportReason,
     StepNote,
     StepRating,
 )
-from apps.feedback.selectors import feedback_changed
+from apps.moderation.models import AuditAction
 from apps.trajectories.models import Event, Trajectory
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def _check_may_give(trajectory: Trajectory, author: Author) -> None:
         raise FeedbackError("the owner switched feedback off for this trajectory", status_code=403)
 
 
-def _clean(text: str, *, limit: int, field: str) -> str:
+def clean_text(text: str, *, limit: int, field: str) -> str:
     if not isinstance(text, str):
         raise FeedbackError(f"{field} must be text", field)
     # PostgreSQL refuses NUL in text; no reader needs one.
@@ -183,11 +183,11 @@ def step_feedback_give(
             field,
         )
     if correction is not UNSET:
-        correction = _clean(correction, limit=CORRECTION_MAX, field="correction")
+        correction = clean_text(correction, limit=CORRECTION_MAX, field="correction")
         if mode not in CorrectionMode.values:
             raise FeedbackError("mode must be message or action", "mode")
     if comment is not UNSET:
-        comment = _clean(comment, limit=COMMENT_MAX, field="comment")
+        comment = clean_text(comment, limit=COMMENT_MAX, field="comment")
     _count(author)
     fingerprint = anchors.fingerprint(event)
     anchor = {
@@ -211,9 +211,9 @@ def step_feedback_give(
             trajectory_counts_recount(trajectory_id=trajectory.pk)
     correction_note = notes.get(NoteKind.CORRECTION)
     if correction_note is not None and correction_note.state == NoteState.SHOWN:
-        _tell_owner(trajectory, author, kind="corrected", step=step)
+        tell_owner(trajectory, author, kind="corrected", step=step)
     if given_mark is not None:
-        _tell_owner(trajectory, author, kind="flagged", step=given_mark.step)
+        tell_owner(trajectory, author, kind="flagged", step=given_mark.step)
     return Given(given_rating, given_mark, correction_note, notes.get(NoteKind.COMMENT))
 
 
@@ -306,7 +306,7 @@ def _write_note(
     return note
 
 
-def _tell_owner(trajectory: Trajectory, author: Author, *, kind: str, step: int) -> None:
+def tell_owner(trajectory: Trajectory, author: Author, *, kind: str, step: int) -> None:
     """Tell the owner someone corrected or flagged their trajectory: once per kind while the
     last such notice is unread (a reader correcting twenty steps sends one), never for the
     owner's own feedback."""
@@ -370,103 +370,45 @@ def note_delete(*, note: StepNote, author: Author) -> None:
 
 
 def note_owner_reject(*, note: StepNote, author: Author, rejected: bool = True) -> StepNote:
-    """The owner marks a correction rejected (wrong), or takes that back."""
+    """The owner marks a correction rejected (wrong), or takes that back. Audited when it
+    changes something."""
     if not is_owner(note.trajectory, author):
         raise FeedbackError("only the trajectory's owner can reject a correction", status_code=403)
     if note.kind != NoteKind.CORRECTION:
         raise FeedbackError("only corrections can be rejected", "note")
+    rows = StepNote.objects.filter(pk=note.pk, owner_rejected_at__isnull=rejected)
     with transaction.atomic():
-        StepNote.objects.filter(pk=note.pk).update(
-            owner_rejected_at=timezone.now() if rejected else None
-        )
+        if rows.update(owner_rejected_at=timezone.now() if rejected else None):
+            feedback_audit(
+                AuditAction.CORRECTION_REJECTED if rejected else AuditAction.CORRECTION_RESTORED,
+                trajectory=note.trajectory,
+                note=note,
+                actor_kind=owner_kind(author.user),
+                actor=author.user,
+            )
         trajectory_counts_recount(trajectory_id=note.trajectory_id)
     note.refresh_from_db()
     return note
 
 
 def feedback_switch(*, trajectory: Trajectory, author: Author, on: bool) -> bool:
-    """The owner switches feedback on or off for their trajectory; returns whether it is on."""
+    """The owner switches feedback on or off for their trajectory; returns whether it is on.
+    Audited when it changes something."""
     if not is_owner(trajectory, author):
         raise FeedbackError("only the owner can switch feedback on or off", status_code=403)
     with transaction.atomic():
         if on:
-            FeedbackSwitch.objects.filter(trajectory=trajectory).delete()
+            changed = FeedbackSwitch.objects.filter(trajectory=trajectory).delete()[0] > 0
         else:
-            FeedbackSwitch.objects.get_or_create(trajectory=trajectory)
+            changed = FeedbackSwitch.objects.get_or_create(trajectory=trajectory)[1]
+        if changed:
+            feedback_audit(
+                AuditAction.FEEDBACK_ON if on else AuditAction.FEEDBACK_OFF,
+                trajectory=trajectory,
+                note=None,
+                actor_kind=owner_kind(author.user),
+                actor=author.user,
+            )
         # Off hides what was given from the counts too; on brings it back.
         trajectory_counts_recount(trajectory_id=trajectory.pk)
     return on
-
-
-def note_decide(*, note: StepNote, moderator: User, approve: bool) -> bool:
-    """A moderator shows a held (or reported) note, or rejects it. Conditional: False when
-    another decision got there first. Its open reports are resolved either way."""
-    if not getattr(moderator, "is_moderator", False):
-        raise FeedbackError("only moderators decide on held feedback", status_code=403)
-    target = NoteState.SHOWN if approve else NoteState.REJECTED
-    now = timezone.now()
-    with transaction.atomic():
-        changed = (
-            StepNote.objects.filter(pk=note.pk)
-            .exclude(state=target)
-            .update(state=target, decided_by=moderator, decided_at=now, hold_reason="")
-        )
-        NoteReport.objects.filter(note=note, resolved_at__isnull=True).update(resolved_at=now)
-        trajectory_counts_recount(trajectory_id=note.trajectory_id)
-    feedback_changed(note.trajectory_id)
-    if changed and approve and note.kind == NoteKind.CORRECTION:
-        author = Author(user=note.author, is_holder=note.author_key == HOLDER_KEY)
-        _tell_owner(note.trajectory, author, kind="corrected", step=note.step)
-    return bool(changed)
-
-
-def note_report(
-    *, note: StepNote, reason: str, text: str = "", user: User | None, client_ip: str
-) -> NoteReport:
-    """A reader reports a correction or comment; enough distinct reporters (accounts, or
-    addresses for readers without one) hold it for a moderator. Reporting again while one's
-    report is open adds nothing."""
-    if reason not in ReportReason.values:
-        raise FeedbackError(f"reason must be one of {', '.join(ReportReason.values)}", "reason")
-    text = _clean(text, limit=REPORT_TEXT_MAX, field="text")
-    verdict = ratelimit.hit(
-        "feedback.reports", client_ip or "-", settings.TRAJHUB_REPORTS_PER_HOUR, 3600
-    )
-    if not verdict.allowed:
-        raise RateLimited(
-            "too many reports from your network in the last hour; try again later",
-            retry_after=verdict.retry_after,
-        )
-    address = signing.digest("trajhub.feedback.reporter", client_ip or "-")
-    key = f"user:{user.pk}" if user is not None else f"addr:{address[:32]}"
-    with transaction.atomic():
-        existing = NoteReport.objects.filter(
-            note=note, reporter_key=key, resolved_at__isnull=True
-        ).first()
-        if existing is not None:
-            return existing
-        try:
-            with transaction.atomic():
-                report = NoteReport.objects.create(
-                    note=note,
-                    reason=reason,
-                    text=text,
-                    reporter=user,
-                    reporter_key=key,
-                    address_key=address,
-                )
-        except IntegrityError:  # the same reporter's report, a moment ago
-            return NoteReport.objects.get(note=note, reporter_key=key, resolved_at__isnull=True)
-        reporters = (
-            NoteReport.objects.filter(note=note, resolved_at__isnull=True)
-            .values("address_key")
-            .distinct()
-            .count()
-        )
-        if reporters >= settings.TRAJHUB_FEEDBACK_REPORT_HOLD_COUNT:
-            StepNote.objects.filter(pk=note.pk, state=NoteState.SHOWN).update(
-                state=NoteState.HELD, hold_reason=f"reported by {reporters} readers"
-            )
-            trajectory_counts_recount(trajectory_id=note.trajectory_id)
-            feedback_changed(note.trajectory_id)
-    return report

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from apps.core.http import client_ip
 from apps.core.ratelimit import RateLimited
-from apps.feedback import selectors, services
+from apps.feedback import moderating, selectors, services
 from apps.feedback.accounts import public_feedback_of
 from apps.feedback.errors import FeedbackError
 from apps.feedback.models import CorrectionMode, ReportReason
@@ -178,7 +178,7 @@ def _post(request: HttpRequest, access: Access, reader: selectors.Reader, number
         )
         return "rejected" if what == "reject" else "restored"
     elif what == "report":
-        services.note_report(
+        moderating.note_report(
             note=_note(access, reader, request.POST.get("note", "")),
             reason=request.POST.get("reason", ""),
             text=request.POST.get("text", ""),

@@ -8,5 +8,9 @@ Owns the synthesis models (runs, windows, examples), the windows and prompts, th
 examples configs of every dataset release (`release_configs`, registered with
 apps.datasets.configs from LearnConfig.ready()).
 
-May import: core, accounts, trajectories, moderation, owners, datasets; never stats.
+Readers' feedback reaches it only through apps.feedback.consensus (the filter that drops
+windows readers flagged, and the corrections retrieval serves next to their steps).
+
+May import: core, accounts, trajectories, moderation, owners, stars, feedback, datasets; never
+stats.
 """

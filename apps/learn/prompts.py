@@ -28,12 +28,25 @@ def template(name: str, version: int = VERSION) -> Template:
     return Template((PROMPT_DIR / f"{name}.v{version}.txt").read_text(encoding="utf-8"))
 
 
-def render_steps(steps: list[Step]) -> str:
-    """A window as the prompts show it (and the retrieval prompt block): numbered, by role."""
+CORRECTION_LABELS = {
+    "message": "what the agent should have done instead",
+    "action": "the action as it should have been",
+}
+
+
+def render_steps(
+    steps: list[Step], corrections: dict[int, list[tuple[str, str]]] | None = None
+) -> str:
+    """A window as the prompts show it (and the retrieval prompt block): numbered, by role.
+    `corrections` (retrieval only): readers' (mode, text) corrections by step index, each shown
+    right after the step it corrects."""
     lines = []
     for number, step in enumerate(steps):
         label = "Observation" if step.role == OBSERVATION else "Action"
         lines.append(f"[{label} {number // 2}]\n{step.text or '(none)'}")
+        for mode, text in (corrections or {}).get(number, []):
+            said = CORRECTION_LABELS.get(mode, CORRECTION_LABELS["message"])
+            lines.append(f"[A reader's correction of {label} {number // 2}: {said}]\n{text}")
     return "\n\n".join(lines)
 
 

@@ -1,4 +1,5 @@
-"""Quality filters (the paper's section 2.3): a registry of checks over (instruction, window).
+"""Quality filters (the paper's section 2.3): a registry of checks over (instruction, window),
+plus one the paper could not have: what human readers said about the source's steps.
 
 Each filter looks at the examples still standing and answers, for each, kept or dropped and why;
 an example dropped by one is not shown to the next. They run cheapest first, so the LLM committee
@@ -27,6 +28,11 @@ class Candidate:
     instruction: str
     steps: list[Step]
     num_actions: int
+    # Where the window is in its source (event positions, inclusive): what readers' feedback on
+    # the source's steps is matched against.
+    trajectory_id: int = 0
+    start_position: int = 0
+    end_position: int = 0
 
 
 @dataclass
@@ -147,6 +153,42 @@ class ErrorsOnlyFilter:
             else:
                 verdicts.append(Verdict(self.name, True))
         return verdicts
+
+
+class FlaggedByReadersFilter:
+    """Windows that readers' majority holds wrong teach the mistake: dropped when one of the
+    window's agent steps is rated wrong (more bad than good ratings), or when the window holds or
+    comes after the step that most readers who marked one marked as where the run first went
+    wrong (everything from there on is the wrong track; a window that ends before it is kept).
+    The verdicts are apps.feedback.consensus's, read once per batch through `verdicts`."""
+
+    name = "flagged_by_readers"
+
+    def __init__(self, verdicts: Callable[[list[int]], dict[int, Any]]):
+        self.verdicts = verdicts
+
+    def check(self, candidates: list[Candidate]) -> list[Verdict]:
+        found = self.verdicts(sorted({c.trajectory_id for c in candidates}))
+        out = []
+        for c in candidates:
+            verdict = found.get(c.trajectory_id)
+            reason = self._reason(c, verdict) if verdict is not None else ""
+            out.append(Verdict(self.name, not reason, reason))
+        return out
+
+    @staticmethod
+    def _reason(c: Candidate, verdict: Any) -> str:
+        for rated in verdict.rated_wrong:
+            if c.start_position <= rated.position <= c.end_position:
+                return f"readers rated step {rated.step} wrong ({rated.bad} bad, {rated.good} good)"
+        first = verdict.first_wrong
+        if first is not None and c.end_position >= first.position:
+            where = "holds" if c.start_position <= first.position else "comes after"
+            return (
+                f"the window {where} step {first.step}, where {first.votes} of the "
+                f"{first.markers} readers who marked one say the run first went wrong"
+            )
+        return ""
 
 
 WORD = re.compile(r"[a-z0-9_]+")

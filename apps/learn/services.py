@@ -24,6 +24,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.core.locks import Lease
+from apps.feedback.consensus import readers_verdicts
 from apps.learn import prompts, quality
 from apps.learn.guard import SynthesisAborted, UnreadableGuard
 from apps.learn.llm import Answer, LLMConfig, LLMError, LLMNotConfigured, Usage, chat
@@ -374,6 +375,8 @@ def filter_pipeline(run_id: int, config: LLMConfig) -> list[quality.Filter]:
             max_chars=settings.TRAJHUB_FILTER_MAX_INSTRUCTION_CHARS,
         ),
         quality.ErrorsOnlyFilter(),
+        # Before near_duplicate: a flagged window must not stand in its index for later ones.
+        quality.FlaggedByReadersFilter(readers_verdicts),
         quality.NearDuplicateFilter(threshold=settings.TRAJHUB_FILTER_NEAR_DUPLICATE, kept=kept),
         quality.CommitteeFilter(
             config=config,
@@ -415,7 +418,15 @@ def run_filter(
         last_id = batch[-1].pk
         total["candidates"] += len(batch)
         standing = [
-            quality.Candidate(e.pk, e.instruction, _steps_of(e.window), e.window.num_actions)
+            quality.Candidate(
+                e.pk,
+                e.instruction,
+                _steps_of(e.window),
+                e.window.num_actions,
+                trajectory_id=e.trajectory_id,
+                start_position=e.window.start_position,
+                end_position=e.window.end_position,
+            )
             for e in batch
         ]
         verdicts: dict[int, list[quality.Verdict]] = {e.pk: [] for e in batch}

@@ -66,6 +66,18 @@ class AuditAction(models.TextChoices):
     APPEAL_DECLINED = "appeal_declined", "Rejection upheld after a second look"
     DELETED = "deleted", "Deleted"
     RELEASE_CARD_REBUILT = "release_card_rebuilt", "Release card rebuilt from the redacted view"
+    # Step feedback (apps/feedback): `details` names the piece of feedback by its public id,
+    # kind and step, never by its text.
+    FEEDBACK_HELD = "feedback_held", "Feedback held by a moderator"
+    FEEDBACK_SHOWN = "feedback_shown", "Feedback shown by a moderator"
+    FEEDBACK_REJECTED = "feedback_rejected", "Feedback rejected by a moderator"
+    FEEDBACK_REPORTS_RESOLVED = "fb_reports_resolved", "Reports on feedback resolved (no change)"
+    FEEDBACK_DELETED = "feedback_deleted", "Feedback deleted by a moderator"
+    FEEDBACK_REPORTED = "feedback_reported", "Feedback reported by a reader"
+    CORRECTION_REJECTED = "correction_rejected", "Correction rejected by the owner"
+    CORRECTION_RESTORED = "correction_restored", "Owner's rejection of a correction taken back"
+    FEEDBACK_OFF = "feedback_off", "Feedback switched off by the owner"
+    FEEDBACK_ON = "feedback_on", "Feedback switched on by the owner"
 
 
 class ActorKind(models.TextChoices):

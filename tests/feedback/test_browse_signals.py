@@ -10,7 +10,7 @@ import re
 import pytest
 from django.test import Client
 
-from apps.feedback import services
+from apps.feedback import moderating
 from apps.feedback.services import Author, step_feedback_give
 from apps.trajectories.models import Trajectory
 from apps.trajectories.services import trajectory_delete
@@ -121,7 +121,7 @@ def test_a_held_correction_is_not_counted(owner, readers, moderator):
     assert page_ids(Client(), "has_corrections=1") == []
     assert api_ids(Client(), "ordering=-corrections") == [trajectory.share_id]
     assert Client().get(API).json()["results"][0]["corrections"] == 0
-    services.note_decide(note=trajectory_notes(trajectory)[0], moderator=moderator, approve=True)
+    moderating.note_decide(note=trajectory_notes(trajectory)[0], moderator=moderator, approve=True)
     assert page_ids(Client(), "has_corrections=1") == [trajectory.share_id]
 
 

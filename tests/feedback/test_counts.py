@@ -12,7 +12,7 @@ import pytest
 from django.apps import apps as django_apps
 from django.core.management import call_command
 
-from apps.feedback import services
+from apps.feedback import moderating, services
 from apps.feedback.counts import decile
 from apps.feedback.models import FirstWrongMark, NoteState, StepNote
 from apps.feedback.services import Author, step_feedback_give
@@ -91,13 +91,13 @@ def test_a_moderators_decision_and_a_report_hold(public, other_user, moderator, 
     step_feedback_give(trajectory=public, step=2, author=reader, correction=f"use {TOKEN}")
     note = StepNote.objects.get()
     assert note.state == NoteState.HELD and counts(public)[0] == 0  # held: not counted
-    assert services.note_decide(note=note, moderator=moderator, approve=True)
+    assert moderating.note_decide(note=note, moderator=moderator, approve=True)
     assert counts(public)[0] == 1
     # Enough readers report it: held again, off the count until a moderator decides.
     settings.TRAJHUB_FEEDBACK_REPORT_HOLD_COUNT = 1
-    services.note_report(note=note, reason="wrong", user=None, client_ip="10.0.0.9")
+    moderating.note_report(note=note, reason="wrong", user=None, client_ip="10.0.0.9")
     assert StepNote.objects.get().state == NoteState.HELD and counts(public)[0] == 0
-    assert services.note_decide(note=note, moderator=moderator, approve=False)
+    assert moderating.note_decide(note=note, moderator=moderator, approve=False)
     assert StepNote.objects.get().state == NoteState.REJECTED and counts(public)[0] == 0
 
 

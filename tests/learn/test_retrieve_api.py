@@ -85,7 +85,9 @@ def test_anonymous_gets_examples_in_the_fixed_shape(corpus):
         "score",
         "retriever",
         "steps",
+        "corrections",
     }
+    assert first["corrections"] == []
     assert first["instruction"] == "Fix the failing login test in the Django app"
     assert first["trajectory_id"] == corpus["login"].share_id
     assert first["window"] == [0, 2]
@@ -227,11 +229,15 @@ def test_deletion_takes_examples_at_once(corpus):
 
 def test_query_count_is_fixed(corpus, django_assert_num_queries):
     # One query checks every candidate against public() and the redactions and reads what the
-    # answer shows (the steps of the first candidates only): whatever k and the candidates.
-    with django_assert_num_queries(1):
-        response = post(APIClient(), {"instruction": "login pagination API test", "k": 5})
-    assert len(response.json()["examples"]) == 2
-    assert all(example["steps"] for example in response.json()["examples"])
+    # answer shows (the steps of the first candidates only): whatever k and the candidates;
+    # it also says whether a reader may have corrected a served window's step: no window has a
+    # correction here, so there is no second query (tests/learn/test_retrieve_corrections.py).
+    for corrections in (True, False):
+        body = {"instruction": "login pagination API test", "k": 5, "corrections": corrections}
+        with django_assert_num_queries(1):
+            response = post(APIClient(), body)
+        assert len(response.json()["examples"]) == 2
+        assert all(example["steps"] for example in response.json()["examples"])
 
 
 def test_a_hit_far_down_the_candidates_is_served_with_its_steps(

@@ -207,9 +207,13 @@ def canary_world(release_storage, fake_llm, settings, owner, moderator):  # noqa
             trajectory_approve(trajectory=trajectory, moderator=moderator)
             trajectory.refresh_from_db()
         assert trajectory.is_public, name
-        _feedback_with_canaries(trajectory, canaries, moderator)
         shared.append(trajectory)
     _synthesize(settings)
+    # Feedback after the synthesis: its bad rating and first-wrong mark on the canary step
+    # would make the flagged_by_readers filter drop every window holding the canaries, which
+    # retrieval is here to serve; given now, its correction is served next to that step.
+    for trajectory in shared:
+        _feedback_with_canaries(trajectory, canaries, moderator)
     mail.outbox.clear()
     release = release_services.release_run(force=True).release
     assert release is not None and release.status == "published"
@@ -249,7 +253,8 @@ def _feedback_with_canaries(trajectory, canaries, moderator) -> None:
     from django.contrib.auth import get_user_model
 
     from apps.feedback.models import StepNote
-    from apps.feedback.services import Author, note_decide, step_feedback_give
+    from apps.feedback.moderating import note_decide
+    from apps.feedback.services import Author, step_feedback_give
 
     reader, _ = get_user_model().objects.get_or_create(username="canary-reader")
     step = trajectory.events.order_by("-position").first().position + 1
@@ -387,7 +392,7 @@ def test_no_canary_reaches_any_public_surface(canary_world, other_user):
         count, found = _crawl(client, urls, canaries)
         visited += count
         leaks += found
-        answered = 0
+        answered = corrected = 0
         for trajectory in canary_world["trajectories"]:
             for answer_format in ("openai", "sharegpt"):
                 answer = client.post(
@@ -403,9 +408,11 @@ def test_no_canary_reaches_any_public_surface(canary_world, other_user):
                 )
                 assert answer.status_code == 200, answer.content[:300]
                 answered += len(answer.json()["examples"])
+                corrected += sum(len(e["corrections"]) for e in answer.json()["examples"])
                 for secret in canaries.found(answer.content.decode()):
                     leaks.append(f"POST /api/v1/retrieve shows part of {secret[:8]}…")
         assert answered, "retrieval gave no example to read"
+        assert corrected, "retrieval served no correction to read"
     assert visited > 100, visited
     # The detector works: the owner, who sees the originals, is shown canaries.
     mine = Client()

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from apps.core.api.errors import ERRORS, ApiError
 from apps.core.api.views import JsonApiView
 from apps.core.http import client_ip
-from apps.feedback import selectors, services
+from apps.feedback import moderating, selectors, services
 from apps.feedback.api.serializers import (
     INPUT_FIELDS,
     FeedbackInputSerializer,
@@ -179,7 +179,7 @@ class NoteReportView(JsonApiView):
             raise ApiError("no such correction or comment on this trajectory", status_code=404)
         given = NoteReportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        services.note_report(
+        moderating.note_report(
             note=note,
             reason=given.validated_data["reason"],
             text=given.validated_data["text"],

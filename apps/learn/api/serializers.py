@@ -20,6 +20,11 @@ class RetrieveInputSerializer(serializers.Serializer):
     model_based = serializers.BooleanField(
         required=False, default=False, help_text="an LLM writes a search query (needs a token)"
     )
+    corrections = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="serve readers' accepted corrections next to the steps they correct",
+    )
 
     def validate_k(self, value: int) -> int:
         if value > settings.TRAJHUB_RETRIEVE_MAX_K:
@@ -33,6 +38,18 @@ class RetrieveInputSerializer(serializers.Serializer):
         return attrs
 
 
+class RetrievedCorrectionSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="the correction's public id")
+    at = serializers.IntegerField(help_text="index in `steps` of the step it corrects")
+    step = serializers.IntegerField(help_text="that step's number on the trajectory's page")
+    mode = serializers.ChoiceField(
+        choices=["message", "action"],
+        help_text="message: what the agent should have done, in words; action: the step's "
+        "action as it should have been",
+    )
+    text = serializers.CharField(help_text="redacted as the public pages show it")
+
+
 class RetrievedExampleSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     instruction = serializers.CharField()
@@ -44,6 +61,7 @@ class RetrievedExampleSerializer(serializers.Serializer):
         choices=["instruction_bm25", "observation_bm25", "dense", "model"]
     )
     steps = serializers.ListField(child=serializers.DictField())
+    corrections = RetrievedCorrectionSerializer(many=True)
 
 
 class RetrieveOutputSerializer(serializers.Serializer):

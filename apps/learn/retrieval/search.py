@@ -7,7 +7,9 @@ observations (with the current observation, m1 = k by default); dense over the i
 and observation, and the dense retriever (BM25 without the extra) answers it, skipping what was
 already retrieved. Results are interleaved by rank, duplicates (same example or same window)
 removed, and every hit is checked against public() and the trajectory's current redactions in
-one query, so an index built earlier can never serve what has left.
+one query, so an index built earlier can never serve what has left. Readers' accepted
+corrections of the served windows' steps come with them (one more query, only when that one
+says a served window may have some).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Case, CharField, F, JSONField, Q, When
+from django.db.models import Case, CharField, F, JSONField, Q, QuerySet, Value, When
 from django.db.models.fields.json import KeyTextTransform
 
+from apps.feedback.consensus import accepted_corrections, corrections_exist
 from apps.learn import prompts
 from apps.learn.llm import LLMError
 from apps.learn.retrieval import dense, index
@@ -39,6 +42,7 @@ class Query:
     k: int = 5
     format: str = "text"
     model_based: bool = False
+    corrections: bool = True
 
 
 class ModelQueryFailed(Exception):
@@ -120,7 +124,10 @@ def retrieve(query: Query) -> dict[str, Any]:
                 ]
             ranked.append(("model", hits))
     merged = _interleave(ranked)
-    out = [_answer(hit, query.format) for hit in _servable(merged, k)]
+    served = _servable(merged, k, query.corrections)
+    if query.corrections:
+        _attach_corrections([hit for hit in served if hit.corrected])
+    out = [_answer(hit, query.format) for hit in served]
     answer: dict[str, Any] = {"examples": out, "prompt": prompt_block(out)}
     return answer | ({"model_query": model_query} if model_query else {})
 
@@ -135,25 +142,34 @@ class _Hit:
     end: int
     share_id: str
     steps: list[dict[str, Any]] | None
+    trajectory_id: int = 0
+    digest: str = ""  # the trajectory's current map digest (what its window was cut with)
+    corrected: bool = False  # readers may have corrected one of its steps (a hint)
+    # (step index in the window, the correction's public id, page step, mode, redacted text)
+    corrections: list[tuple[int, str, int, str, str]] = field(default_factory=list)
 
 
-def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
-    """The first k hits that may be served now, one per window: kept, their trajectory in
-    public(), and cut with the trajectory's current redactions. One query over every candidate
-    checks that and reads what an answer shows; the windows' steps, the one large column, only
-    for the first HEAD_STEPS * k candidates (a candidate further down is served only when more
-    than that many above it were filtered out: then its steps are read in a second query)."""
-    if not merged:
-        return []
-    head = [pk for pk, _, _ in merged[: HEAD_STEPS * k]]
+def _candidates(pks: list[int], head: list[int], corrections: bool) -> QuerySet:
+    """The one query of _servable: each candidate's window, trajectory, current map digest (or
+    whole map), steps (for the `head` ones) and whether readers may have corrected its steps."""
     # The current map's digest from the trajectory's redaction index where that is current
     # (a trigger clears `indexed_at` whenever the map changes); the whole map, to hash here,
     # only where it is not: a source with 300,000 redactions costs no 12 MB read per request.
     indexed = Q(trajectory__indexed_at__isnull=False, trajectory__redaction_index__has_key="map")
-    candidates = (
+    # A hint only, so that most answers (no window with a correction) cost no second query;
+    # what is served of them is read and checked by _attach_corrections.
+    corrected = (
+        corrections_exist(
+            trajectory="trajectory_id", first="window__start_position", last="window__end_position"
+        )
+        if corrections
+        else Value(False)
+    )
+    return (
         examples_public()
-        .filter(pk__in=[pk for pk, _, _ in merged])
+        .filter(pk__in=pks)
         .annotate(
+            corrected=corrected,
             head_steps=Case(
                 When(pk__in=head, then=F("window__steps")), default=None, output_field=JSONField()
             ),
@@ -180,8 +196,21 @@ def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
             "trajectory__share_id",
             "head_steps",
             "full_map",
+            "corrected",
         )
     )
+
+
+def _servable(merged: list[tuple[int, float, str]], k: int, corrections: bool) -> list[_Hit]:
+    """The first k hits that may be served now, one per window: kept, their trajectory in
+    public(), and cut with the trajectory's current redactions. One query over every candidate
+    checks that and reads what an answer shows; the windows' steps, the one large column, only
+    for the first HEAD_STEPS * k candidates (a candidate further down is served only when more
+    than that many above it were filtered out: then its steps are read in a second query)."""
+    if not merged:
+        return []
+    head = [pk for pk, _, _ in merged[: HEAD_STEPS * k]]
+    candidates = _candidates([pk for pk, _, _ in merged], head, corrections)
     found: dict[int, tuple] = {}
     current: dict[int, str] = {}
     for row in candidates:
@@ -194,11 +223,16 @@ def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
     for pk, score, retriever in merged:
         if pk not in found:
             continue
-        _, window, digest, trajectory, _, instruction, start, end, share_id, steps, _ = found[pk]
+        _, window, digest, trajectory, _, instruction, start, end, share_id, steps, _, fixed = (
+            found[pk]
+        )
         if window in windows or digest != current.get(trajectory):
             continue  # a second example of one window, or redacted again since it was cut
         windows.add(window)
-        chosen.append(_Hit(pk, score, retriever, instruction, start, end, share_id, steps))
+        chosen.append(
+            _Hit(pk, score, retriever, instruction, start, end, share_id, steps, trajectory, digest)
+        )
+        chosen[-1].corrected = bool(fixed)
         if len(chosen) >= k:
             break
     missing = [hit.pk for hit in chosen if hit.steps is None]
@@ -210,6 +244,34 @@ def _servable(merged: list[tuple[int, float, str]], k: int) -> list[_Hit]:
             if hit.steps is None:
                 hit.steps = steps[hit.pk]
     return chosen
+
+
+def _attach_corrections(hits: list[_Hit]) -> None:
+    """Readers' accepted corrections (apps.feedback.consensus) next to the window step each
+    corrects: the action step whose events hold the corrected one. One query for all hits; a
+    correction of a step the window does not show (a repeat folded away) is left out."""
+    if not hits:
+        return
+    limit = settings.TRAJHUB_SYNTH_OBSERVATION_CHARS
+    digests = {hit.trajectory_id: hit.digest for hit in hits}
+    spans = [(hit.trajectory_id, hit.start, hit.end) for hit in hits]
+    for correction in accepted_corrections(spans, digests=digests):
+        for hit in hits:
+            if hit.trajectory_id != correction.trajectory_id:
+                continue
+            for number, step in enumerate(hit.steps or []):
+                first, last = step.get("first", -1), step.get("last", -1)
+                if step.get("role") == OBSERVATION or not first <= correction.position <= last:
+                    continue
+                hit.corrections.append(
+                    (
+                        number,
+                        correction.id,
+                        correction.step,
+                        correction.mode,
+                        cut(correction.text, limit),
+                    )
+                )
 
 
 def _steps(hit: _Hit) -> list[Step]:
@@ -243,6 +305,11 @@ def _format_steps(steps: list[Step], instruction: str, fmt: str) -> list[dict[st
 
 def _answer(hit: _Hit, fmt: str) -> dict[str, Any]:
     steps = _steps(hit)
+    # In the openai and sharegpt formats the instruction is the first message: one further on.
+    offset = 0 if fmt == "text" else 1
+    rendered: dict[int, list[tuple[str, str]]] = {}
+    for number, _id, _step, mode, text in hit.corrections:
+        rendered.setdefault(number, []).append((mode, text))
     return {
         "id": hit.pk,
         "instruction": hit.instruction,
@@ -252,7 +319,11 @@ def _answer(hit: _Hit, fmt: str) -> dict[str, Any]:
         "score": round(hit.score, 4),
         "retriever": hit.retriever,
         "steps": _format_steps(steps, hit.instruction, fmt),
-        "_text": prompts.render_steps(steps),
+        "corrections": [
+            {"id": public_id, "at": number + offset, "step": step, "mode": mode, "text": text}
+            for number, public_id, step, mode, text in hit.corrections
+        ],
+        "_text": prompts.render_steps(steps, rendered),
     }
 
 

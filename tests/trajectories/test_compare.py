@@ -220,6 +220,26 @@ def test_a_fixed_number_of_queries(owner, django_assert_num_queries):
     assert "only-a" in rows and "only-b" in rows and "same" in rows
 
 
+def test_the_summaries_read_no_observation_data(owner):
+    """A warm page reads the summaries of the rows it shows; the command is taken from an
+    action's data only, so an observation's data (kilobytes of extras, toasted) is never
+    detoasted for it (it was, once per command path: most of a warm page's SQL)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    a = ingest(v0([f"cmd {n}" for n in range(5)], "Task"), owner=owner, visibility="public")
+    b = ingest(v0([f"cmd {n}" for n in range(6)], "Task 2"), owner=owner, visibility="public")
+    with CaptureQueriesContext(connection) as captured:
+        response = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}")
+    assert response.status_code == 200 and "cmd 4" in response.content.decode()
+    reads = [q["sql"] for q in captured.captured_queries if '"trajectories_event"' in q["sql"]]
+    assert len(reads) == 2
+    for sql in reads:
+        # The data is read only behind the CASE that asks for an action first.
+        first_data_read = sql.index('"trajectories_event"."data"')
+        assert 'WHEN "trajectories_event"."kind" = ' in sql[:first_data_read], sql
+
+
 def test_stored_steps_give_the_page_reading_every_event_gives(owner, django_assert_num_queries):
     """Issue 24: the alignment from the signatures stored at ingest, the summaries read for the
     rows shown only; the same page as steps read from every event (the path of trajectories

@@ -428,6 +428,8 @@ class FindIndex(models.Model):
     # Version 2. Each word of the text has an ordinal, counted over the whole trajectory in
     # step order; step_words[s] is the ordinal of step s's first word (uint32, one a step).
     step_words = models.BinaryField(default=b"")
+    # Version 2: each step's type, as its number in `types` (uint16, one a step).
+    step_types = models.BinaryField(default=b"")
     # The runs of non-word characters between, before and after words (ids into this list;
     # longer or rarer ones are not kept: services/find_index.py).
     separators = models.JSONField(default=list)

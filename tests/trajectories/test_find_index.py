@@ -182,8 +182,8 @@ def test_a_phrase_reads_no_event_and_a_fixed_number_of_queries(owner, steps, que
         data = Client().get(f"{base}find", {"q": query}).json()
     assert data["total"] > 0 and data["matched"] == len(data["steps"])
     sql = [query["sql"] for query in captured.captured_queries]
-    # access, the index's row, the steps of each type, where the words matched are
-    assert len(sql) == 4, sql
+    # access, the index's row (with each step's type), where the words matched are
+    assert len(sql) == 3, sql
     assert not any(f'FROM "{Event._meta.db_table}"' in statement for statement in sql)
 
 
@@ -260,4 +260,26 @@ def test_steps_come_in_pages_with_short_redacted_snippets(owner):
     mail = Client().get(f"{base}find?q=sent to&snippets=1").json()
     assert mail["snippets"] and all(
         "<EMAIL_1>" in text and "jane" not in text for _, text in mail["snippets"]
+    )
+
+
+def test_an_index_made_before_words_had_places_still_answers(owner):
+    """Indexes of the first version (no positions, no step types) answer one word from their
+    postings and leave a phrase to reading, until the sweep makes them again."""
+    from apps.trajectories.services.redaction_index import redaction_index_sweep
+
+    trajectory = _indexed(owner, redactions={EMAIL: "<EMAIL_1>"})
+    FindIndex.objects.filter(trajectory=trajectory).update(
+        version=1, step_words=b"", step_types=b"", occurrences=b"", occurrence_offsets=b""
+    )
+    loaded = _loaded(trajectory)
+    for query in ("passed", "run", "round 8:", "email_1"):
+        read = find_by_reading(loaded, query, show_original=False)
+        indexed = find_by_index(loaded, query, show_original=False)
+        assert indexed == read or (indexed is None and " " in query), query
+    assert redaction_index_sweep(limit=10) >= 1
+    assert FindIndex.objects.get(trajectory=trajectory).version == 2
+    loaded = _loaded(trajectory)
+    assert find_by_index(loaded, "round 8:", show_original=False) == find_by_reading(
+        loaded, "round 8:", show_original=False
     )

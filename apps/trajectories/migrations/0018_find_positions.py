@@ -28,6 +28,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="findindex",
+            name="step_types",
+            field=models.BinaryField(default=b""),
+        ),
+        migrations.AddField(
+            model_name="findindex",
             name="separators",
             field=models.JSONField(default=list),
         ),

@@ -173,7 +173,7 @@ def _postings(trajectory_id: int, offsets: np.ndarray, terms: list[int]) -> dict
 
 
 PAIR = np.dtype((DTYPE, (2,)))
-HEAD = ("terms", "types", "offsets", "replaced", "total", "version")
+HEAD = ("terms", "types", "offsets", "replaced", "total", "version", "step_types")
 PLACES = ("step_words", "separators", "occurrence_offsets")
 
 
@@ -305,17 +305,21 @@ def find_by_index(trajectory: Trajectory, query: str, *, show_original: bool) ->
     offsets = np.frombuffer(bytes(offsets_blob), dtype=DTYPE)
     matches = [_terms_matching(terms, newlines, *token) for token in tokens]
     typed = [words + n for n, name in enumerate(types) if needle in (name or "").casefold()]
-    # Every type's steps too: they give each matched step its type without another query.
-    wanted = set(range(words, words + len(types)))
-    if exact:
-        wanted |= set(matches[0])
+    wanted = set(typed) | (set(matches[0]) if exact else set())
+    stored_types = head[5] == FIND_INDEX_VERSION
+    if not stored_types:
+        # An older index: every type's steps give each matched step its type.
+        wanted |= set(range(words, words + len(types)))
     postings = _postings(trajectory.pk, offsets, sorted(wanted))
     hits = np.zeros(max(total_events, 1), dtype=np.int64)
     for term in typed:
         hits[postings[term][:, 0]] += 1
     step_type = np.zeros(max(total_events, 1), dtype=np.int32)
-    for n in range(len(types)):
-        step_type[postings[words + n][:, 0]] = n
+    if stored_types:
+        step_type[:total_events] = np.frombuffer(bytes(head[6]), dtype="<u2")
+    else:
+        for n in range(len(types)):
+            step_type[postings[words + n][:, 0]] = n
     replaced = np.frombuffer(bytes(replaced_blob), dtype=DTYPE)
     check: set[int] = set()
     if exact:
@@ -325,7 +329,7 @@ def find_by_index(trajectory: Trajectory, query: str, *, show_original: bool) ->
             np.add.at(hits, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64) * in_term)
     elif all(matches):
         # Each token is tied to a word's edge here, so a word holds at most one of its hits.
-        placed = _placed(trajectory.pk, needle, spans, matches, head[6:])
+        placed = _placed(trajectory.pk, needle, spans, matches, head[7:])
         np.add.at(hits, placed.steps, 1)
         check = placed.unsure
     if show_original and len(replaced):

@@ -59,6 +59,7 @@ def find_index_build(*, trajectory_id: int, indexed_at: datetime, chain_fingerpr
     term_ids: dict[str, int] = {}
     ids, positions, counts = array("I"), array("I"), array("I")
     by_type: dict[str, array] = {}
+    type_numbers: dict[str, int] = {}
     replaced = array("I")
     places = _Places()
     total = 0
@@ -74,7 +75,8 @@ def find_index_build(*, trajectory_id: int, indexed_at: datetime, chain_fingerpr
         by_type.setdefault(type_ or "", array("I")).append(position)
         parts = WORD_SPLIT.split(_text_of(text, redacted).casefold())
         terms = [term_ids.setdefault(word, len(term_ids)) for word in parts[1::2]]
-        places.add(terms, parts[0::2])
+        # The types are numbered in the order they first come, as `types` lists them.
+        places.add(terms, parts[0::2], type_numbers.setdefault(type_ or "", len(type_numbers)))
         for term, n in Counter(terms).items():
             ids.append(term)
             positions.append(position)
@@ -118,6 +120,7 @@ class _Places:
     def __init__(self) -> None:
         self.separator_ids: dict[str, int] = {}
         self.step_words = array("I")
+        self.step_types = array("H")
         self.terms, self.ordinals = array("I"), array("I")
         self.before, self.after = array("H"), array("H")
         self.ordinal = 0
@@ -132,9 +135,11 @@ class _Places:
             found = self.separator_ids[text] = len(self.separator_ids)
         return found
 
-    def add(self, terms: list[int], separators: list[str]) -> None:
-        """The next step's words (as term ids) and the separators around them (one more)."""
+    def add(self, terms: list[int], separators: list[str], type_number: int) -> None:
+        """The next step's words (as term ids), the separators around them (one more) and its
+        type's number."""
         self.step_words.append(self.ordinal)
+        self.step_types.append(type_number)
         if not terms:
             return
         ids = [self.separator(text) for text in separators]
@@ -160,6 +165,7 @@ class _Places:
         np.cumsum(np.bincount(terms, minlength=words), out=offsets[1:])
         return {
             "step_words": np.asarray(self.step_words, dtype=DTYPE).tobytes(),
+            "step_types": np.asarray(self.step_types, dtype="<u2").tobytes(),
             "separators": list(self.separator_ids),
             "occurrence_offsets": offsets.tobytes(),
             "occurrences": records.tobytes(),

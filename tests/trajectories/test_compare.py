@@ -292,8 +292,9 @@ def test_rows_page_on(owner, django_assert_num_queries):
     end = Client().get(f"/compare/?{pair}&from=600").content.decode()
     assert end.count("<tr class=") == 1 and 'id="cmp-more"' not in end
     # The fragments compare.js appends: the rows after `from`, and where the next ones start.
-    # Each side's access, stored steps and the summaries of these rows; the alignment cached.
-    with django_assert_num_queries(6):
+    # Each side's access and the summaries of these rows; the alignment cached (with each
+    # side's length: no stored steps read).
+    with django_assert_num_queries(4):
         chunk = Client().get(f"/compare/rows?{pair}&from=200")
     assert chunk.status_code == 200 and chunk["X-Next-From"] == "400"
     assert chunk["Cache-Control"] == "private, no-cache"
@@ -335,21 +336,25 @@ def test_steps_are_kept_until_stored_again_or_deleted(
     from django.core.cache import cache
 
     from apps.trajectories.models import EventSummary
+    from apps.trajectories.selectors.compare import align_key
     from apps.trajectories.services import trajectory_delete
 
     a = ingest(v0(["ls", "pytest"], "Task"), owner=owner, visibility="public")
     b = ingest(v0(["ls", "make"], "Task 2"), owner=owner, visibility="public", index=0)
     url = f"/compare/?a={a.share_id}&b={b.share_id}"
     first = Client().get(url).content
-    # The two access checks, the stored steps, the summaries of the rows shown.
-    with django_assert_num_queries(6):
+    # The two access checks and the summaries of the rows shown: the alignment is cached with
+    # each side's length, so no side's stored steps are read again.
+    with django_assert_num_queries(4):
         again = Client().get(url)
     assert again.status_code == 200 and again.content == first
     # No text in the cache: the stored steps hold signatures and digests only.
     assert cache.get(f"compare:steps:{a.share_id}") is None
     # A trajectory with no stored steps (stored before them) reads every event once, caches
-    # the steps with their text and stores the steps for the next reader.
+    # the steps with their text and stores the steps for the next reader (once the pair's
+    # alignment has to be made again).
     EventSummary.objects.filter(trajectory=a).delete()
+    cache.delete(align_key(a, b))
     assert Client().get(url).content == first
     assert cache.get(f"compare:steps:{a.share_id}") is not None
     with django_capture_on_commit_callbacks(execute=True):

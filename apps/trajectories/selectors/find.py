@@ -145,7 +145,11 @@ def _slices(
     if not terms:
         return {}
     size = dtype.itemsize
-    if connection.vendor == "postgresql":
+    # Slices only for a few words: a short query ("r") matches tens of thousands of words, and
+    # as many slices (sent as three arrays, cut one by one) took seconds where the whole
+    # column is one read of a few megabytes.
+    few = len(terms) <= MANY_TERMS
+    if connection.vendor == "postgresql" and few:
         starts = [int(offsets[term]) * size + 1 for term in terms]
         lengths = [int(offsets[term + 1] - offsets[term]) * size for term in terms]
         table = connection.ops.quote_name(FindIndex._meta.db_table)
@@ -173,6 +177,7 @@ def _postings(trajectory_id: int, offsets: np.ndarray, terms: list[int]) -> dict
 
 
 PAIR = np.dtype((DTYPE, (2,)))
+MANY_TERMS = 256
 HEAD = ("terms", "types", "offsets", "replaced", "total", "version", "step_types")
 PLACES = ("step_words", "separators", "occurrence_offsets")
 
@@ -322,11 +327,19 @@ def find_by_index(trajectory: Trajectory, query: str, *, show_original: bool) ->
             step_type[postings[words + n][:, 0]] = n
     replaced = np.frombuffer(bytes(replaced_blob), dtype=DTYPE)
     check: set[int] = set()
-    if exact:
-        # Hits from the words alone: (hits in the word) x (times in the step), summed.
-        for term, in_term in matches[0].items():
-            pairs = postings[term]
-            np.add.at(hits, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64) * in_term)
+    if exact and matches[0]:
+        # Hits from the words alone: (hits in the word) x (times in the step), summed, in one
+        # pass however many words match.
+        found = [postings[term] for term in matches[0]]
+        pairs = np.concatenate(found)
+        weights = np.repeat(
+            np.fromiter(matches[0].values(), np.int64, len(found)), [len(f) for f in found]
+        )
+        hits += np.bincount(
+            pairs[:, 0].astype(np.int64),
+            weights=pairs[:, 1].astype(np.int64) * weights,
+            minlength=len(hits),
+        ).astype(np.int64)[: len(hits)]
     elif all(matches):
         # Each token is tied to a word's edge here, so a word holds at most one of its hits.
         placed = _placed(trajectory.pk, needle, spans, matches, head[7:])

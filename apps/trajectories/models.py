@@ -456,6 +456,21 @@ class FindIndex(models.Model):
     # uint32 positions of the events whose redacted text differs from their text (the owner
     # sees the text: find reads those few events' text for the owner).
     replaced = models.BinaryField()
+    # What the index holds (services/find_index.py FIND_INDEX_VERSION): 1, words and steps
+    # only; 2, also where each word is, so that a query of several words answers from it.
+    version = models.PositiveSmallIntegerField(default=1)
+    # Version 2. Each word of the text has an ordinal, counted over the whole trajectory in
+    # step order; step_words[s] is the ordinal of step s's first word (uint32, one a step).
+    step_words = models.BinaryField(default=b"")
+    # Version 2: each step's type, as its number in `types` (uint16, one a step).
+    step_types = models.BinaryField(default=b"")
+    # The runs of non-word characters between, before and after words (ids into this list;
+    # longer or rarer ones are not kept: services/find_index.py).
+    separators = models.JSONField(default=list)
+    # occurrence_offsets[i] .. [i+1] are word i's occurrences: (ordinal uint32, separator
+    # before uint16, separator after uint16) records, in ordinal order.
+    occurrence_offsets = models.BinaryField(default=b"")
+    occurrences = models.BinaryField(default=b"")
 
     def __str__(self) -> str:
         return f"find index of {self.trajectory_id}"

@@ -220,6 +220,26 @@ def test_a_fixed_number_of_queries(owner, django_assert_num_queries):
     assert "only-a" in rows and "only-b" in rows and "same" in rows
 
 
+def test_the_summaries_read_no_observation_data(owner):
+    """A warm page reads the summaries of the rows it shows; the command is taken from an
+    action's data only, so an observation's data (kilobytes of extras, toasted) is never
+    detoasted for it (it was, once per command path: most of a warm page's SQL)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    a = ingest(v0([f"cmd {n}" for n in range(5)], "Task"), owner=owner, visibility="public")
+    b = ingest(v0([f"cmd {n}" for n in range(6)], "Task 2"), owner=owner, visibility="public")
+    with CaptureQueriesContext(connection) as captured:
+        response = Client().get(f"/compare/?a={a.share_id}&b={b.share_id}")
+    assert response.status_code == 200 and "cmd 4" in response.content.decode()
+    reads = [q["sql"] for q in captured.captured_queries if '"trajectories_event"' in q["sql"]]
+    assert len(reads) == 2
+    for sql in reads:
+        # The data is read only behind the CASE that asks for an action first.
+        first_data_read = sql.index('"trajectories_event"."data"')
+        assert 'WHEN "trajectories_event"."kind" = ' in sql[:first_data_read], sql
+
+
 def test_stored_steps_give_the_page_reading_every_event_gives(owner, django_assert_num_queries):
     """Issue 24: the alignment from the signatures stored at ingest, the summaries read for the
     rows shown only; the same page as steps read from every event (the path of trajectories
@@ -272,8 +292,9 @@ def test_rows_page_on(owner, django_assert_num_queries):
     end = Client().get(f"/compare/?{pair}&from=600").content.decode()
     assert end.count("<tr class=") == 1 and 'id="cmp-more"' not in end
     # The fragments compare.js appends: the rows after `from`, and where the next ones start.
-    # Each side's access, stored steps and the summaries of these rows; the alignment cached.
-    with django_assert_num_queries(6):
+    # Each side's access and the summaries of these rows; the alignment cached (with each
+    # side's length: no stored steps read).
+    with django_assert_num_queries(4):
         chunk = Client().get(f"/compare/rows?{pair}&from=200")
     assert chunk.status_code == 200 and chunk["X-Next-From"] == "400"
     assert chunk["Cache-Control"] == "private, no-cache"
@@ -315,21 +336,25 @@ def test_steps_are_kept_until_stored_again_or_deleted(
     from django.core.cache import cache
 
     from apps.trajectories.models import EventSummary
+    from apps.trajectories.selectors.compare import align_key
     from apps.trajectories.services import trajectory_delete
 
     a = ingest(v0(["ls", "pytest"], "Task"), owner=owner, visibility="public")
     b = ingest(v0(["ls", "make"], "Task 2"), owner=owner, visibility="public", index=0)
     url = f"/compare/?a={a.share_id}&b={b.share_id}"
     first = Client().get(url).content
-    # The two access checks, the stored steps, the summaries of the rows shown.
-    with django_assert_num_queries(6):
+    # The two access checks and the summaries of the rows shown: the alignment is cached with
+    # each side's length, so no side's stored steps are read again.
+    with django_assert_num_queries(4):
         again = Client().get(url)
     assert again.status_code == 200 and again.content == first
     # No text in the cache: the stored steps hold signatures and digests only.
     assert cache.get(f"compare:steps:{a.share_id}") is None
     # A trajectory with no stored steps (stored before them) reads every event once, caches
-    # the steps with their text and stores the steps for the next reader.
+    # the steps with their text and stores the steps for the next reader (once the pair's
+    # alignment has to be made again).
     EventSummary.objects.filter(trajectory=a).delete()
+    cache.delete(align_key(a, b))
     assert Client().get(url).content == first
     assert cache.get(f"compare:steps:{a.share_id}") is not None
     with django_capture_on_commit_callbacks(execute=True):

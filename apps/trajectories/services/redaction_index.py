@@ -62,6 +62,7 @@ from apps.trajectories.selectors.redactions import (
     strings_digest,
 )
 from apps.trajectories.services.find_index import (
+    FIND_INDEX_VERSION,
     find_index_build,
     find_index_ensure,
     find_index_restamp,
@@ -337,7 +338,8 @@ def _write_shown(trajectory: Trajectory, own: dict[str, str], emails: tuple[str,
 def redaction_index_sweep(*, limit: int) -> int:
     """Index up to `limit` trajectories whose index is not current: public ones first (their
     pages and lists are read by everyone), newest first; then those indexed before find had an
-    index of its own (the refresh makes it; until then find reads every event). Safe to run
+    index of its own, or one made by an older builder (the refresh makes it; until then find
+    reads every event). Safe to run
     twice: each refresh takes the row lock and skips a current index. Fills the index of
     trajectories stored before it existed, and after edits whose refresh did not run (a lost
     task)."""
@@ -347,6 +349,10 @@ def redaction_index_sweep(*, limit: int) -> int:
         Trajectory.objects.filter(indexed_at__isnull=True),
         Trajectory.objects.filter(find_index__isnull=True).public(),
         Trajectory.objects.filter(find_index__isnull=True),
+        # Made by an older builder (without word positions): find reads every event for a
+        # query of several words until it is made again.
+        Trajectory.objects.filter(find_index__version__lt=FIND_INDEX_VERSION).public(),
+        Trajectory.objects.filter(find_index__version__lt=FIND_INDEX_VERSION),
     ):
         if len(ids) >= limit:
             break

@@ -28,8 +28,7 @@ from apps.trajectories.selectors.compare import (
     Alignment,
     Row,
     Step,
-    align_cached,
-    compare_steps,
+    compare_alignment,
     first_user_message,
     same_task_candidates,
 )
@@ -201,8 +200,7 @@ def compare_rows(request: HttpRequest) -> HttpResponse:
 
 
 def _alignment(access_a: Access, access_b: Access) -> Alignment:
-    a, b = access_a.trajectory, access_b.trajectory
-    return align_cached(a, b, compare_steps(a), compare_steps(b))
+    return compare_alignment(access_a.trajectory, access_b.trajectory)
 
 
 def _chooser(request: HttpRequest, access: Access, *, pasted: str) -> HttpResponse:

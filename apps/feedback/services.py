@@ -372,6 +372,8 @@ def note_owner_reject(*, note: StepNote, author: Author, rejected: bool = True) 
     StepNote.objects.filter(pk=note.pk).update(
         owner_rejected_at=timezone.now() if rejected else None
     )
+    # A rejected correction leaves the preference data.
+    feedback_changed(note.trajectory_id)
     note.refresh_from_db()
     return note
 

@@ -142,7 +142,8 @@ def _load(count: int, events: int) -> None:
                 " client_session_id, feedback_text, deletion_password_hashes, redactions,"
                 " num_bytes, head_fingerprint, chain_fingerprint, raw_path, raw_sha256,"
                 " raw_filename, raw_content_type, search_text, chain_key, scan_version,"
-                " scanned_at, dropped_images) FROM STDIN"
+                " scanned_at, dropped_images, shown_agent, shown_model, shown_agent_version,"
+                " star_count, unchecked_images) FROM STDIN"
             ) as copy:
                 for row in trajectory_rows:
                     created = row[-1]
@@ -161,6 +162,12 @@ def _load(count: int, events: int) -> None:
                             *[""] * 5,
                             scanned_with,
                             created,
+                            "[]",
+                            # The redacted view (no redactions here: the values as sent).
+                            row[3],
+                            row[4],
+                            row[5],
+                            0,
                             "[]",
                         )
                     )

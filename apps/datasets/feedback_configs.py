@@ -166,7 +166,7 @@ def feedback_batch(release: Release, ids: list[int]) -> configs.TrajectoryRows:
     def rows_of(built: configs.BuiltTrajectory) -> dict[str, list[dict[str, Any]]]:
         feedback = found.pop(built.id, None)
         if feedback is None:
-            feedback = Feedback()
+            return {}  # no feedback on this trajectory
         return {
             STEP_FEEDBACK.name: step_rows(built, feedback),
             PREFERENCES.name: preference_rows(built, feedback),
@@ -317,6 +317,8 @@ def preference_rows(built: configs.BuiltTrajectory, feedback: Feedback) -> list[
 def stepwise_rows(
     built: configs.BuiltTrajectory, feedback: Feedback, *, minimum: int
 ) -> list[dict[str, Any]]:
+    if not feedback.ratings:
+        return []  # most trajectories: no need to look at their steps
     agent = [index for index, event in enumerate(built.events) if is_agent_step(event)]
     if not agent:
         return []

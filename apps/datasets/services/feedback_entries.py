@@ -133,8 +133,10 @@ def gone_q(trajectory_ids: Iterable[int] | None = None) -> Q:
     eligible = eligible.values("id")
     gone = Q(pk__in=[])
     for kind in Kind.values:
-        kept = releasable(kind, eligible).values("pk")
-        gone |= Q(kind=kind) & ~Q(item_id__in=kept)
+        # NOT EXISTS, not NOT IN: PostgreSQL plans an anti-join, where NOT IN over a subquery
+        # larger than work_mem is checked row by row.
+        kept = releasable(kind, eligible).filter(pk=OuterRef("item_id"))
+        gone |= Q(Q(kind=kind), ~Exists(kept))
     return scope & gone
 
 
@@ -151,7 +153,7 @@ def feedback_new_since(previous: Release) -> bool:
         "trajectory_id"
     )
     for kind in Kind.values:
-        held = ReleaseFeedback.objects.filter(release=previous, kind=kind).values("item_id")
-        if releasable(kind, ids).exclude(pk__in=held).exists():
+        held = ReleaseFeedback.objects.filter(release=previous, kind=kind, item_id=OuterRef("pk"))
+        if releasable(kind, ids).exclude(Exists(held)).exists():
             return True
     return False

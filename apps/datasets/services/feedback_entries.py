@@ -7,10 +7,11 @@ the published release that holds it (removals.py)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db import connection
+from django.db.models import BigIntegerField, CharField, Exists, F, OuterRef, Q, QuerySet, Value
 
 from apps.datasets import selectors
 from apps.datasets.models import Release, ReleaseEntry, ReleaseFeedback
@@ -29,42 +30,36 @@ def releasable(kind: str, trajectory_ids: Any) -> QuerySet[Any]:
     return releasing.releasable_notes(trajectory_ids).filter(kind=kind)
 
 
-def _rows(
-    release: Release, trajectory_ids: Any, within: Release | None
-) -> Iterator[ReleaseFeedback]:
-    """The release's entries to be: the releasable feedback of these trajectories (only what
-    `within` holds, when given), streamed in key order."""
+def _insert(release: Release, trajectory_ids: Any, within: Release | None) -> None:
+    """The release's entries: the releasable feedback of these trajectories (only what
+    `within` holds, when given), one `INSERT ... SELECT` per kind, so that no row passes
+    through Python (a release holds hundreds of thousands of ratings)."""
+    table = ReleaseFeedback._meta.db_table
     for kind in Kind.values:
-        notes = kind in (Kind.CORRECTION, Kind.COMMENT)
-        columns = ["pk", "trajectory_id", "trajectory__share_id", "position"]
         found = releasable(kind, trajectory_ids)
         if within is not None:
-            held = ReleaseFeedback.objects.filter(release=within, kind=kind).values("item_id")
-            found = found.filter(pk__in=held)
-        values = found.values_list(*columns, *(["public_id"] if notes else []))
-        for pk, trajectory_id, share_id, position, *public_id in values.order_by("pk").iterator(
-            chunk_size=BATCH
-        ):
-            yield ReleaseFeedback(
-                release=release,
-                kind=kind,
-                item_id=pk,
-                trajectory_id=trajectory_id,
-                share_id=share_id,
-                step=position + 1,
-                public_id=public_id[0] if public_id else "",
+            held = ReleaseFeedback.objects.filter(release=within, kind=kind, item_id=OuterRef("pk"))
+            found = found.filter(Exists(held))
+        notes = kind in (Kind.CORRECTION, Kind.COMMENT)
+        # All annotations, in the order of the INSERT's columns (values_list keeps it).
+        columns = {
+            "e_release": Value(release.pk, output_field=BigIntegerField()),
+            "e_kind": Value(kind, output_field=CharField()),
+            "e_item": F("pk"),
+            "e_trajectory": F("trajectory_id"),
+            "e_share": F("trajectory__share_id"),
+            "e_step": F("position") + 1,
+            "e_public": F("public_id") if notes else Value("", output_field=CharField()),
+        }
+        # All annotations, in the order of the INSERT's columns (values_list keeps it).
+        rows = found.order_by().annotate(**columns).values_list(*columns)
+        sql, params = rows.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (release_id, kind, item_id, trajectory_id, share_id, step,"
+                f" public_id) {sql}",
+                params,
             )
-
-
-def _bulk(rows: Iterable[ReleaseFeedback]) -> None:
-    batch: list[ReleaseFeedback] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= BATCH:
-            ReleaseFeedback.objects.bulk_create(batch)
-            batch = []
-    if batch:
-        ReleaseFeedback.objects.bulk_create(batch)
 
 
 def feedback_fix(release: Release, previous: Release | None) -> None:
@@ -75,8 +70,7 @@ def feedback_fix(release: Release, previous: Release | None) -> None:
     trajectories = ReleaseEntry.objects.filter(release=release, trajectory__isnull=False).values(
         "trajectory_id"
     )
-    within = previous if release.removal_only else None
-    _bulk(_rows(release, trajectories, within))
+    _insert(release, trajectories, previous if release.removal_only else None)
     if previous is None:
         release.feedback_added = ReleaseFeedback.objects.filter(release=release).count()
         release.feedback_removed = []

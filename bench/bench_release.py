@@ -13,7 +13,13 @@ peak RSS (VmHWM) is its peak memory.
 It uses its own PostgreSQL database (trajhub_bench_release by default; created if missing,
 migrated) and loads demo sessions (apps.demo.generator, about 20 events each) with COPY.
 
-    .venv/bin/python bench/bench_release.py [--sizes 1000,10000] [--events 20] [--reload]
+    .venv/bin/python bench/bench_release.py [--sizes 1000,10000] [--events 20] [--feedback]
+
+`--feedback` also gives every trajectory step feedback (issue 23): two ratings on every agent
+step, a first-wrong mark and a correction, from readers who agreed to the licence, so that the
+build also writes `step_feedback`, `preferences` and `stepwise` in its one pass. The floor
+writes none of them: the ratio is then the build with three more configs against the same
+floor, and the peak memory must still be flat.
 
 Environment: BENCH_RELEASE_DATABASE_URL (default
 postgres://postgres@127.0.0.1:5432/trajhub_bench_release).
@@ -136,7 +142,8 @@ def _load(count: int, events: int) -> None:
                 " client_session_id, feedback_text, deletion_password_hashes, redactions,"
                 " num_bytes, head_fingerprint, chain_fingerprint, raw_path, raw_sha256,"
                 " raw_filename, raw_content_type, search_text, chain_key, scan_version,"
-                " scanned_at, dropped_images) FROM STDIN"
+                " scanned_at, dropped_images, shown_agent, shown_model, shown_agent_version,"
+                " star_count, unchecked_images) FROM STDIN"
             ) as copy:
                 for row in trajectory_rows:
                     created = row[-1]
@@ -156,6 +163,12 @@ def _load(count: int, events: int) -> None:
                             scanned_with,
                             created,
                             "[]",
+                            # The redacted view (no redactions here: the values as sent).
+                            row[3],
+                            row[4],
+                            row[5],
+                            0,
+                            "[]",
                         )
                     )
             with cursor.copy(
@@ -169,6 +182,74 @@ def _load(count: int, events: int) -> None:
         # the tables look empty, and PostgreSQL sorts whole batches of events (to disk) where
         # the index on (trajectory, position) streams them in order.
         conn.execute("ANALYZE trajectories_trajectory, trajectories_event, datasets_releaseentry")
+
+
+def _load_feedback() -> int:
+    """Two readers' ratings on every agent step of every trajectory (good, but the second
+    agent step bad), a first-wrong mark and a shown correction on that step; both readers
+    agreed to the licence. Returns how many rows."""
+    from apps.accounts.models import User
+    from apps.feedback.anchors import is_agent_step
+    from apps.feedback.models import FeedbackLicence, FirstWrongMark, StepNote, StepRating
+    from apps.trajectories.models import Event
+
+    readers = [User.objects.get_or_create(username=f"bench-reader-{n}")[0] for n in range(2)]
+    for reader in readers:
+        FeedbackLicence.objects.update_or_create(
+            author_key=f"user:{reader.pk}", defaults={"author": reader, "license": "MIT"}
+        )
+    ratings: list = []
+    marks: list = []
+    notes: list = []
+    total = 0
+
+    def flush() -> None:
+        nonlocal total
+        for model, rows in ((StepRating, ratings), (FirstWrongMark, marks), (StepNote, notes)):
+            model.objects.bulk_create(rows, batch_size=5000)
+            total += len(rows)
+            rows.clear()
+
+    events = (
+        Event.objects.filter(source="agent", kind__in=("action", "message"))
+        .order_by("trajectory_id", "position")
+        .values_list("trajectory_id", "position", "source", "kind")
+    )
+    seen: dict[int, int] = {}
+    for trajectory_id, position, source, kind in events.iterator(chunk_size=5000):
+        if not is_agent_step(Event(source=source, kind=kind)):
+            continue
+        number = seen.get(trajectory_id, 0)
+        seen[trajectory_id] = number + 1
+        anchor = {"trajectory_id": trajectory_id, "position": position, "fingerprint": "bench"}
+        for reader in readers:
+            value = "bad" if number == 1 else "good"
+            ratings.append(
+                StepRating(**anchor, author=reader, author_key=f"user:{reader.pk}", value=value)
+            )
+        if number == 1:
+            first = readers[0]
+            key = f"user:{first.pk}"
+            marks.append(FirstWrongMark(**anchor, author=first, author_key=key))
+            text = "Run the tests before changing the code."
+            notes.append(
+                StepNote(
+                    **anchor,
+                    author=first,
+                    author_key=key,
+                    kind="correction",
+                    mode="message",
+                    text=text,
+                    state="shown",
+                    shown_text=text,
+                )
+            )
+        if len(ratings) >= 20_000:
+            flush()
+    flush()
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        conn.execute("ANALYZE feedback_steprating, feedback_firstwrongmark, feedback_stepnote")
+    return total
 
 
 # --- the two children ----------------------------------------------------------------------
@@ -381,6 +462,11 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument(
+        "--feedback",
+        action="store_true",
+        help="also give every trajectory step feedback (ratings, a mark, a correction)",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="also cProfile the build of the largest size (printed, by own and cumulative time)",
@@ -408,6 +494,8 @@ def main() -> int:
     for size in sizes:
         print(f"loading {size} trajectories of ~{args.events} events ...", flush=True)
         _load(size, args.events)
+        if args.feedback:
+            print(f"  + {_load_feedback()} rows of step feedback", flush=True)
         floors, builds = [], []
         # Floor and build alternate: each pair ran at about the same load (printed with it).
         for attempt in range(1, args.repeat + 1):

@@ -505,6 +505,9 @@ TRAJHUB_FEEDBACK_PER_HOUR = env_int("TRAJHUB_FEEDBACK_PER_HOUR", 120)
 TRAJHUB_FEEDBACK_PER_HOUR_PER_ADDRESS = env_int("TRAJHUB_FEEDBACK_PER_HOUR_PER_ADDRESS", 300)
 TRAJHUB_FEEDBACK_REPORT_HOLD_COUNT = env_int("TRAJHUB_FEEDBACK_REPORT_HOLD_COUNT", 2)
 TRAJHUB_FEEDBACK_HOLD_NEW_ACCOUNTS_DAYS = env_int("TRAJHUB_FEEDBACK_HOLD_NEW_ACCOUNTS_DAYS", 0)
+# A trajectory goes into a release's `stepwise` config (TRL's stepwise supervision) when every
+# agent step has at least this many current ratings and none is tied.
+TRAJHUB_STEPWISE_MIN_RATINGS = env_int("TRAJHUB_STEPWISE_MIN_RATINGS", 2)
 # How long the link of a takedown request's confirmation email (and an appeal link) is valid.
 TRAJHUB_TAKEDOWN_LINK_SECONDS = env_int("TRAJHUB_TAKEDOWN_LINK_SECONDS", 3 * 24 * 3600)
 TRAJHUB_APPEAL_LINK_SECONDS = env_int("TRAJHUB_APPEAL_LINK_SECONDS", 30 * 24 * 3600)

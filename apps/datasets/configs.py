@@ -6,6 +6,12 @@ A registered config gets its columns, folder and card line in row_schema's table
 trajectory configs, in the order registered); the build writes the rows its source yields for
 each release (or shard's id range), and the release's `dataset_info.json` holds what its
 `dataset_info` returns.
+
+Configs whose rows need the trajectory as the release shows it (its redacted events, the
+conversation the chat configs are written from) register with `register_alongside`: their
+source is asked once per batch of the build's trajectories, before the batch's events stream,
+and then gives each trajectory's rows from what the build made of it, in the same pass (the
+release app's own step feedback configs, feedback_configs.py).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from apps.datasets import row_schema
 
 if TYPE_CHECKING:
     from apps.datasets.models import Release
+    from apps.trajectories.exporters.common import Conversation
+    from apps.trajectories.importers.base import CanonicalEvent
 
 
 class RowSource(Protocol):
@@ -89,3 +97,68 @@ def dataset_info() -> dict[str, Any]:
     for extra in _registered:
         info.update(extra.dataset_info())
     return info
+
+
+@dataclass(frozen=True)
+class BuiltTrajectory:
+    """What the build made of one trajectory: its key, share id and licence, its redacted
+    events (a list index is the event's position), the conversation the chat configs were
+    written from (`messages` its `openai` messages, one per turn after the system message),
+    the `openai` row's `tools`, its whole redaction map and the release's redactor for it."""
+
+    id: int
+    share_id: str
+    license: str
+    events: list[CanonicalEvent]
+    talk: Conversation
+    messages: list[dict[str, Any]]
+    tools: str | None
+    redactions: dict[str, Any]
+    redact: Callable[[str], str]
+
+
+# Given one trajectory as built: {config name: its rows} (any number, in order).
+TrajectoryRows = Callable[[BuiltTrajectory], dict[str, list[dict[str, Any]]]]
+
+
+class BatchSource(Protocol):
+    def __call__(self, release: Release, ids: list[int]) -> TrajectoryRows:
+        """Read what the rows of these trajectories (one batch, in id order) need; the
+        returned function is then called for each of them, with no query in between."""
+        ...
+
+
+@dataclass(frozen=True)
+class AlongsideConfigs:
+    """Configs registered together, whose rows are made from each trajectory as built."""
+
+    configs: tuple[ReleaseConfig, ...]
+    batch: BatchSource
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(config.name for config in self.configs)
+
+
+_alongside: list[AlongsideConfigs] = []
+
+
+def register_alongside(*configs: ReleaseConfig, batch: BatchSource) -> None:
+    """Add `configs` to every release from now on, their rows made in the build's pass over
+    the trajectories by what `batch` returns. Registering the same names again replaces them."""
+    extra = AlongsideConfigs(configs=tuple(configs), batch=batch)
+    for config in configs:
+        row_schema.add_config(
+            config.name,
+            config.columns,
+            directory=config.directory,
+            description=config.description,
+            free_text=config.free_text,
+        )
+    _alongside[:] = [other for other in _alongside if not set(other.names) & set(extra.names)]
+    _alongside.append(extra)
+
+
+def alongside() -> list[AlongsideConfigs]:
+    """What was registered with register_alongside, in order."""
+    return list(_alongside)

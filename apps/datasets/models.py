@@ -54,6 +54,12 @@ class Release(models.Model):
     download_size = models.PositiveBigIntegerField(default=0)
     added_ids = models.JSONField(default=list, blank=True)
     removed_ids = models.JSONField(default=list, blank=True)
+    # Step feedback (ReleaseFeedback) new since `previous`, and what of the previous release's
+    # left: [{"kind", "id" (a note's public id), "trajectory_id", "step"}] for corrections and
+    # comments, [{"kind", "trajectory_id", "step", "count"}] for ratings and first-wrong marks
+    # (they have no id of their own to list, and their authors are never named).
+    feedback_added = models.PositiveIntegerField(default=0)
+    feedback_removed = models.JSONField(default=list, blank=True)
     # What the quality gate left out, by rule: {"too_short": 3, "duplicate": 1, ...}.
     excluded = models.JSONField(default=dict, blank=True)
     card = models.TextField(blank=True, help_text="README.md as published.")
@@ -178,3 +184,42 @@ class OptOut(models.Model):
 
     def __str__(self) -> str:
         return f"opt-out {self.trajectory_id}"
+
+
+class ReleaseFeedback(models.Model):
+    """A piece of step feedback (apps.feedback: a rating, a first-wrong mark, a correction or a
+    comment) in a release, fixed when its content is (at publish): what the next release
+    compares with to list what was removed, and what tells that a published release holds
+    feedback that was deleted or may no longer be released. `item_id` is the feedback row's
+    key (no foreign key: four tables, and the entry outlives the row); the trajectory's share id
+    and the step stay for the removed list. Never shown: the public lists name notes by their
+    public id and ratings only by their step."""
+
+    class Kind(models.TextChoices):
+        RATING = "rating", "Rating"
+        FIRST_WRONG = "first_wrong", "First-wrong mark"
+        CORRECTION = "correction", "Correction"
+        COMMENT = "comment", "Comment"
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="feedback")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    item_id = models.BigIntegerField()
+    trajectory_id = models.BigIntegerField()
+    share_id = models.CharField(max_length=64)
+    step = models.PositiveIntegerField()
+    # A note's public id ("" for ratings and marks).
+    public_id = models.CharField(max_length=24, blank=True)
+
+    class Meta:
+        ordering = ["release_id", "trajectory_id", "step", "kind", "item_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["release", "kind", "item_id"], name="release_feedback_unique"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["trajectory_id", "release"], name="release_feedback_traj"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.item_id} in {self.release_id}"

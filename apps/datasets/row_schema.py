@@ -37,12 +37,12 @@ from apps.datasets.row_formats import (
 from apps.datasets.row_formats import json_cell as _json
 from apps.datasets.row_formats import text_cell as _text
 from apps.trajectories.exporters import to_adp, to_atif, to_openai, to_openhands, to_sharegpt
-from apps.trajectories.exporters.common import conversation
+from apps.trajectories.exporters.common import Conversation, conversation
 from apps.trajectories.importers.base import CanonicalEvent
 
 # --- column types: a tiny description both pyarrow and `datasets` features are written from ----
 
-Type = Any  # "string" | "int64" | "float64" | "image" | [Type] (a list) | {name: Type} (a struct)
+Type = Any  # "string" | "int64" | "float64" | "bool" | "image" | [Type] (a list) | {name: Type}
 
 STEP: dict[str, Type] = {
     "id": "int64",
@@ -158,6 +158,8 @@ def _arrow(kind: Type) -> pa.DataType:
         return pa.int64()
     if kind == "float64":
         return pa.float64()
+    if kind == "bool":
+        return pa.bool_()
     if kind == "image":
         return _IMAGE
     if isinstance(kind, list):
@@ -317,9 +319,13 @@ _FEEDBACK = {"positive": "positive", "negative": "negative"}
 
 
 def rows(
-    fields: TrajectoryFields, events: list[CanonicalEvent], images: list[dict]
+    fields: TrajectoryFields,
+    events: list[CanonicalEvent],
+    images: list[dict],
+    talk: Conversation | None = None,
 ) -> dict[str, dict]:
-    """One row per config for one trajectory. `images`: [{"bytes", "path"}], sorted."""
+    """One row per config for one trajectory. `images`: [{"bytes", "path"}], sorted; `talk`:
+    conversation(events), when the caller has it (it hands it to other configs too)."""
     base = {
         "id": fields.share_id,
         "version": fields.feedback_version,
@@ -336,7 +342,8 @@ def rows(
         "license": fields.license,
     }
     meta = dict(fields.tools_meta)
-    talk = conversation(events)  # read, not changed, by both chat formats
+    if talk is None:
+        talk = conversation(events)  # read, not changed, by both chat formats
     openai = to_openai(events, meta, talk)
     sharegpt = to_sharegpt(events, meta, talk)
     adp = to_adp(

@@ -12,15 +12,18 @@ Anyone but a note's author and moderators reads its redacted text (screening.sho
 from __future__ import annotations
 
 import difflib
+import logging
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 
-from apps.feedback import anchors, screening
+from apps.feedback import anchors, screening, signals
 from apps.feedback.models import (
     HOLDER_KEY,
     FeedbackLicence,
@@ -35,6 +38,8 @@ from apps.feedback.models import (
 if TYPE_CHECKING:
     from apps.accounts.models import User
     from apps.trajectories.models import Event, Trajectory
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -291,10 +296,41 @@ def _generation_key(trajectory_id: int) -> str:
 
 
 def feedback_changed(trajectory_id: int) -> None:
-    """Forget the trajectory's cached summary (a new generation)."""
+    """Forget the trajectory's cached summary (a new generation), and tell the apps above
+    (signals.feedback_changed) once the transaction commits."""
     import secrets
 
     cache.set(_generation_key(trajectory_id), secrets.token_hex(8), SUMMARY_CACHE_SECONDS * 2)
+    _changed.ids.add(trajectory_id)
+    # One callback per change, each sending what gathered since the last: the many rows of a
+    # cascade (an account's deletion) are one signal. A rolled-back transaction's ids ride on
+    # the next signal (a listener only checks them again).
+    transaction.on_commit(_send_changed)
+
+
+class _Changed(threading.local):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+
+
+_changed = _Changed()
+
+
+def _send_changed() -> None:
+    if not _changed.ids:
+        return
+    ids = sorted(_changed.ids)
+    _changed.ids.clear()
+    for receiver, result in signals.feedback_changed.send_robust(
+        sender=StepNote, trajectory_ids=ids
+    ):
+        if isinstance(result, Exception):
+            # A listener that fails must not fail the write; the release run checks again.
+            logger.error(
+                "a feedback_changed listener failed: %s: %s",
+                getattr(receiver, "__name__", receiver),
+                result,
+            )
 
 
 def _shared_counts(trajectory: Trajectory) -> tuple[bool, dict[int, dict[str, int]]]:

@@ -38,6 +38,7 @@ from apps.feedback.models import (
     StepNote,
     StepRating,
 )
+from apps.feedback.selectors import feedback_changed
 from apps.moderation.models import AuditAction
 from apps.trajectories.models import Event, Trajectory
 
@@ -387,6 +388,8 @@ def note_owner_reject(*, note: StepNote, author: Author, rejected: bool = True) 
                 actor=author.user,
             )
         trajectory_counts_recount(trajectory_id=note.trajectory_id)
+    # A rejected correction leaves the preference data.
+    feedback_changed(note.trajectory_id)
     note.refresh_from_db()
     return note
 

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 
 from apps.datasets import services
+from apps.datasets.feedback_configs import CONFIG_NAMES as FEEDBACK_CONFIGS
 from apps.datasets.models import Release, ReleaseStatus
 from apps.datasets.parquet import sha256_of
 from apps.datasets.row_schema import CONFIG_DIRS, CONFIGS, TRAJECTORY_CONFIGS
@@ -99,10 +100,10 @@ def test_release_holds_exactly_the_public_ones_and_reads_back(world, release_sto
     for item in manifest["files"]:
         path = folder / item["path"]
         assert path.stat().st_size == item["size"] and sha256_of(path) == item["sha256"]
-    # No example was synthesized here: those configs are there, empty (tests/datasets/
-    # test_release_examples.py fills them).
+    # No example was synthesized and no feedback given here: those configs are there, empty
+    # (tests/datasets/test_release_examples.py and test_release_feedback.py fill them).
     assert manifest["rows"] == {config: len(expected) for config in TRAJECTORY_CONFIGS} | {
-        config: 0 for config in EXAMPLE_CONFIGS
+        config: 0 for config in (*FEEDBACK_CONFIGS, *EXAMPLE_CONFIGS)
     }
     card = (folder / "README.md").read_text()
     assert card.startswith("---\n") and "dataset_info:" in card and 'config_name: "openai"' in card
@@ -266,7 +267,7 @@ def test_read_with_datasets_by_data_files_and_by_card_configs(
     # `Instruction "train" corresponds to no data!`); their zero-row files read with pyarrow.
     card = (folder / "README.md").read_text()
     assert 'config_name: "atif"' in card and "`atif` (atif/): Harbor's Agent Trajectory" in card
-    for config in EXAMPLE_CONFIGS:
+    for config in (*FEEDBACK_CONFIGS, *EXAMPLE_CONFIGS):
         assert f'config_name: "{config}"' not in card
         assert f"`{config}` ({CONFIG_DIRS[config]}/)" in card and "Empty in this release" in card
         empty = read_config(folder, config)

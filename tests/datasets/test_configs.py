@@ -21,6 +21,9 @@ def test_the_examples_configs_follow_the_trajectory_configs():
         "sharegpt",
         "atif",
         "adp",
+        "step_feedback",
+        "preferences",
+        "stepwise",
         "examples_openai",
         "examples_sharegpt",
     ]
@@ -36,6 +39,10 @@ def test_the_examples_configs_follow_the_trajectory_configs():
     assert "instruction" in row_schema.FREE_TEXT
     assert [extra.names for extra in configs.registered()] == [
         ("examples_openai", "examples_sharegpt")
+    ]
+    # The step feedback configs are made in the build's pass over the trajectories.
+    assert [extra.names for extra in configs.alongside()] == [
+        ("step_feedback", "preferences", "stepwise")
     ]
 
 

@@ -1,7 +1,9 @@
 """Writing a release's Parquet files: the trajectories of its entries in id order, read in
 batches (the trajectories and image links of a batch, then its events streamed with one COPY),
 redacted as on the public pages, shaped by row_schema.rows() and written by one ShardWriter per
-config."""
+config. The configs registered alongside (configs.register_alongside: step feedback) get their
+rows from each trajectory as built, in the same pass; those registered with a source of their
+own (synthesized examples) are read after it."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ import contextlib
 import gc
 import time
 from collections import defaultdict
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import orjson
 from django.conf import settings
@@ -20,6 +23,7 @@ from django.conf import settings
 from apps.datasets import configs, row_schema, selectors
 from apps.datasets.models import Release
 from apps.datasets.parquet import PairedWriter, ShardWriter, WrittenFile
+from apps.trajectories.exporters.common import conversation
 from apps.trajectories.importers.base import CanonicalEvent
 from apps.trajectories.models import TrajectoryImage
 from apps.trajectories.redaction import redact_data, redactor
@@ -27,6 +31,8 @@ from apps.trajectories.services.storage import image_read
 from apps.trajectories.shown import contributor_redactions
 
 Progress = Callable[[int], None]
+# The key of release_rows' rows under which the configs registered alongside have theirs.
+ALONGSIDE = "alongside"
 
 # A 1x1 grey PNG: what the `images` column holds for an image that may not be released (the
 # steps still refer to it by its sha256, so the row stays consistent).
@@ -52,7 +58,7 @@ def release_rows(
     first_id: int = 0,
     last_id: int | None = None,
     between: Progress | None = None,
-) -> Generator[dict[str, dict], None, None]:
+) -> Generator[dict[str, Any], None, None]:
     """Each trajectory of the release (or of one shard's id range) as one row per config, in id
     order, read in batches (selectors.entry_batches). While a batch's events stream, the
     database connection is busy: the caller runs no query between rows, only in `between`
@@ -64,6 +70,8 @@ def release_rows(
         images: dict[int, list[TrajectoryImage]] = defaultdict(list)
         for link in selectors.images_of_trajectories(ids):
             images[link.trajectory_id].append(link)
+        # Read before the events stream: no query may run while they do.
+        companions = [extra.batch(release, ids) for extra in configs.alongside()]
         stream = selectors.events_of_trajectories(ids)
         try:
             events = groupby(stream, key=itemgetter(0))
@@ -75,7 +83,7 @@ def release_rows(
                 own: Iterable[tuple] = ()
                 if pending is not None and pending[0] == row["id"]:
                     own = pending[1]
-                yield _trajectory_rows(row, own, images.pop(row["id"], []))
+                yield _trajectory_rows(row, own, images.pop(row["id"], []), companions)
                 if own:
                     pending = next(events, None)
                 done += 1
@@ -86,8 +94,13 @@ def release_rows(
 
 
 def _trajectory_rows(
-    row: dict, events: Iterable[tuple], links: list[TrajectoryImage]
-) -> dict[str, dict]:
+    row: dict,
+    events: Iterable[tuple],
+    links: list[TrajectoryImage],
+    companions: Sequence[configs.TrajectoryRows] = (),
+) -> dict[str, Any]:
+    """{config: row} of the trajectory configs, and under ALONGSIDE {config: [rows]} of the
+    configs registered alongside."""
     redact = release_redactor(row)
     canonical = [
         CanonicalEvent(
@@ -127,7 +140,27 @@ def _trajectory_rows(
         tools_meta={"metadata": metadata},
         agent_version=redact(row.get("agent_version") or ""),
     )
-    return row_schema.rows(fields, canonical, pictures)
+    talk = conversation(canonical)
+    rows: dict[str, Any] = row_schema.rows(fields, canonical, pictures, talk)
+    extra: dict[str, list[dict]] = defaultdict(list)
+    if companions:
+        openai = rows["openai"]
+        built = configs.BuiltTrajectory(
+            id=row["id"],
+            share_id=row["share_id"],
+            license=row["license"],
+            events=canonical,
+            talk=talk,
+            messages=openai["messages"],
+            tools=openai["tools"],
+            redactions=row["redactions"] or {},
+            redact=redact,
+        )
+        for companion in companions:
+            for config, made in companion(built).items():
+                extra[config].extend(made)
+    rows[ALONGSIDE] = extra
+    return rows
 
 
 @contextlib.contextmanager
@@ -190,6 +223,9 @@ def write_release_files(
             # The other configs' row groups are judged by the same text size.
             for config in others:
                 writers[config].add(rows[config], text)
+            for config, made in rows[ALONGSIDE].items():
+                for row in made:
+                    writers[config].add(row, len(orjson.dumps(row)))
     # The registered configs' rows (apps/learn's synthesized examples) of the same trajectories.
     for extra in configs.registered():
         for rows in extra.rows(release, first_id=first_id, last_id=last_id):

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Case, CharField, Count, F, Value, When
 
-from apps.datasets import configs, row_schema
+from apps.datasets import configs, feedback_configs, row_schema
 from apps.datasets.models import Release, ReleaseEntry
 from apps.datasets.parquet import WrittenFile
 from apps.trajectories.image_rule import image_rule
@@ -195,7 +195,9 @@ def card_text(release: Release, files: list[WrittenFile], previous: Release | No
         since = (
             f"A removal-only release: {previous.name} less the {len(release.removed_ids)} "
             "trajectories deleted by their contributors, made private, taken out, or hidden by "
-            f"moderators since; nothing was added. {previous.name} is superseded by it. "
+            f"moderators since, and less the {len(release.feedback_removed)} entries of step "
+            "feedback removed (see Step feedback); nothing was added. "
+            f"{previous.name} is superseded by it. "
             "`manifest.json` lists what was removed."
         )
     else:
@@ -228,6 +230,9 @@ from datasets import load_dataset
 rows = load_dataset("parquet", data_files="data/train-*.parquet", split="train")
 ```
 
+## Step feedback
+
+{feedback_configs.card_section(release)}
 ## How it was collected
 
 Contributors shared their sessions with OpenHands' share button, by uploading an exported file
@@ -351,5 +356,7 @@ def manifest(release: Release, files: list[dict], previous: Release | None, buil
         "files": files,
         "added_ids": release.added_ids,
         "removed_ids": release.removed_ids,
+        "feedback_added": release.feedback_added,
+        "feedback_removed": release.feedback_removed,
         "excluded": release.excluded,
     }

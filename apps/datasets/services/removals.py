@@ -1,5 +1,7 @@
 """When the data under a published release changes: a trajectory in it is deleted, leaves
-`public()` (made private, held, rejected, hidden) or is taken out by its contributor.
+`public()` (made private, held, rejected, hidden) or is taken out by its contributor, or a
+piece of its step feedback is deleted (by its author, or with the author's account) or may no
+longer be released (feedback_entries.py).
 
 The release is marked superseded at once (its page and the API say so from the next request),
 and one removal-only build is queued a little later (TRAJHUB_RELEASE_REMOVAL_DELAY_SECONDS):
@@ -20,7 +22,8 @@ from django.utils import timezone
 
 from apps.core import queueing
 from apps.datasets import selectors
-from apps.datasets.models import Release, ReleaseEntry, ReleaseStatus
+from apps.datasets.models import Release, ReleaseEntry, ReleaseFeedback, ReleaseStatus
+from apps.datasets.services.feedback_entries import gone_q
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +54,8 @@ def release_mark_superseded(
     queue: bool = True,
 ) -> list[int]:
     """Mark superseded every published release (or those of `releases`) not marked yet that
-    holds a trajectory that may no longer be released; `trajectory_ids` narrows the check to
-    the trajectories that just changed (deleted rows are always found: their entries lost the
+    holds a trajectory, or step feedback, that may no longer be released; `trajectory_ids`
+    narrows the check to the trajectories that just changed (or whose feedback did) (deleted rows are always found: their entries lost the
     link). Queues a removal build when one was marked (and `queue`). Returns the versions
     marked."""
     candidates = Release.objects.filter(status=ReleaseStatus.PUBLISHED, superseded_at__isnull=True)
@@ -63,10 +66,16 @@ def release_mark_superseded(
         .filter(_no_longer_releasable(trajectory_ids))
         .values("release_id")
     )
+    # Or step feedback of theirs that was deleted or may no longer be released.
+    feedback = (
+        ReleaseFeedback.objects.filter(release__in=candidates)
+        .filter(gone_q(trajectory_ids))
+        .values("release_id")
+    )
     marked = list(
-        Release.objects.filter(pk__in=affected, superseded_at__isnull=True).values_list(
-            "pk", "version"
-        )
+        Release.objects.filter(
+            Q(pk__in=affected) | Q(pk__in=feedback), superseded_at__isnull=True
+        ).values_list("pk", "version")
     )
     if not marked:
         return []
@@ -74,7 +83,10 @@ def release_mark_superseded(
         superseded_at=timezone.now()
     )
     versions = sorted(version for _, version in marked)
-    logger.info("releases %s superseded: a trajectory in them may no longer be released", versions)
+    logger.info(
+        "releases %s superseded: a trajectory or feedback in them may no longer be released",
+        versions,
+    )
     if queue:
         release_queue_removal_build()
     return versions

@@ -31,6 +31,11 @@ from apps.datasets.models import Release, ReleaseEntry, ReleaseShard, ReleaseSta
 from apps.datasets.optout_links import optout_token
 from apps.datasets.services import publish, shards, storage
 from apps.datasets.services.build import write_release_files
+from apps.datasets.services.feedback_entries import (
+    feedback_fix,
+    feedback_gone,
+    feedback_new_since,
+)
 from apps.datasets.services.lock import build_lock
 from apps.datasets.services.publish import Progress
 from apps.datasets.services.removals import release_mark_superseded
@@ -193,7 +198,8 @@ def _start(
         if previous is not None
         else set()
     )
-    if removal_of is not None and set(current.values()) == previous_ids:
+    same = set(current.values()) == previous_ids
+    if removal_of is not None and same and not feedback_gone(removal_of):
         # What changed is releasable again (made public again before the build ran).
         Release.objects.filter(pk=removal_of.pk, superseded_by__isnull=True).update(
             superseded_at=None
@@ -203,7 +209,12 @@ def _start(
             f"{removal_of.name} holds nothing that was removed after all; no longer superseded",
             removal_of,
         )
-    if previous is not None and set(current.values()) == previous_ids:
+    if (
+        previous is not None
+        and same
+        and not feedback_new_since(previous)
+        and not feedback_gone(previous)
+    ):
         return ReleaseRunResult(
             "nothing_new", f"nothing changed since {previous.name}; nothing published", previous
         )
@@ -370,6 +381,8 @@ def _settle_entries(release: Release) -> None:
     release.removed_ids = sorted(before - ids)
     release.num_rows = len(ids)
     release.save(update_fields=["added_ids", "removed_ids", "num_rows"])
+    # The step feedback of those trajectories, fixed now too (feedback asks nobody first).
+    feedback_fix(release, previous)
 
 
 def _heartbeat(release: Release, step: str, progress: Progress | None) -> Callable[[int], None]:
@@ -394,7 +407,13 @@ def _publish(release: Release, *, progress: Progress | None) -> ReleaseRunResult
         release.refresh_from_db()
     _settle_entries(release)
     previous = release.previous if release.previous_id else None
-    if previous is not None and not release.added_ids and not release.removed_ids:
+    unchanged = not release.added_ids and not release.removed_ids
+    if (
+        previous is not None
+        and unchanged
+        and not release.feedback_added
+        and not release.feedback_removed
+    ):
         # Everything new was taken out (or left public()) during the window, or (removal-only)
         # what was removed came back: no release.
         name = release.name

@@ -12,7 +12,7 @@ def occurrences_out_of_line(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("trajectories", "0015_compare_steps"),
+        ("trajectories", "0019_search_sections"),
     ]
 
     operations = [

@@ -14,6 +14,7 @@ import pytest
 
 from apps.datasets import services
 from apps.datasets.models import Release, ReleaseFeedback
+from apps.feedback import moderating
 from apps.feedback import services as feedback
 from apps.feedback.anchors import is_agent_step
 from apps.feedback.models import FeedbackSwitch, NoteState, StepNote, StepRating
@@ -232,7 +233,7 @@ def test_held_outdated_switched_off_and_owner_rejected_feedback(world, release_s
     ).correction
     assert held.state == NoteState.HELD
     comment = StepNote.objects.get(kind="comment", author=bob.user)
-    feedback.note_decide(note=comment, moderator=moderator, approve=False)
+    moderating.note_decide(note=comment, moderator=moderator, approve=False)
     # The owner rejects the action correction: still feedback on the step, no preference.
     feedback.note_owner_reject(note=world["action"], author=Author(user=rated.owner))
     release = publish()
@@ -448,7 +449,7 @@ def test_a_correction_a_moderator_rejects_after_publishing_is_removed(
     ann, _bob, _cy = world["readers"]
     note = StepNote.objects.get(author=ann.user, kind="correction")
     with django_capture_on_commit_callbacks(execute=True):
-        feedback.note_decide(note=note, moderator=moderator, approve=False)
+        moderating.note_decide(note=note, moderator=moderator, approve=False)
     first.refresh_from_db()
     assert first.is_superseded
     removal = latest()

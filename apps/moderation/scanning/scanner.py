@@ -20,7 +20,7 @@ from operator import add
 
 import phonenumbers
 
-from apps.moderation.scanning import checks, library, normalize
+from apps.moderation.scanning import candidates, checks, library, normalize
 from apps.moderation.scanning import rules as hand
 from apps.moderation.scanning.allowlist import DEFAULT_ALLOWLIST, Allowlist
 from apps.moderation.scanning.detection import (
@@ -176,7 +176,7 @@ class Scanner:
             for detection in library.find(text, self.cache_dir, ascii_bytes):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
-        matches, ipv6 = hand.candidates().find(text, data)
+        matches, ipv6 = candidates.candidates().find(text, data)
         for rule, match in matches["literal"]:
             if personal or rule.category != PERSONAL:
                 self._take(match, rule, "value", text, found)

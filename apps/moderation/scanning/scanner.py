@@ -84,7 +84,9 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 # 6 - a token wrapped after `KEY = ` (8 characters or more on the full line, 20 with the next
 #     line's) is unwrapped; `$` then a random value is a value, not a variable (allowlist).
 # 7 - each event's own id and cause are read too (the events API and the page show them).
-ENGINE = 7
+# 8 - a prose value after a second anchor in the window is found (`token_count ... tokens. v`),
+#     and `\x1c`-`\x1f` read as spaces in the keyword rules' places, as `re` reads them.
+ENGINE = 8
 
 
 def version(cache_dir: str | None = None) -> str:

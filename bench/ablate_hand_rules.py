@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
+from apps.moderation.scanning import candidates  # noqa: E402
 from apps.moderation.scanning import rules as hand  # noqa: E402
 from apps.moderation.scanning import scanner as engine  # noqa: E402
 from apps.moderation.scanning.detection import SECRET  # noqa: E402
@@ -38,7 +39,7 @@ def disable(names: set[str]) -> None:
     """Scan without the named hand rules (`aws_bare`: the bare AWS secret key pass)."""
     for family, rules in ORIGINAL.items():
         hand.FAMILY[family] = tuple(rule for rule in rules if rule.name not in names)
-    hand.candidates.cache_clear()
+    candidates.candidates.cache_clear()
     hand.compiled_numbers.cache_clear()
     engine.Scanner._aws_bare = (lambda *_: None) if "aws_bare" in names else _AWS_BARE  # type: ignore[method-assign]
     engine._default_scanner = None

@@ -12,6 +12,7 @@ import string
 
 import pytest
 
+from apps.moderation.scanning import candidates
 from apps.moderation.scanning import rules as hand
 from apps.moderation.scanning.scanner import Scanner
 from tests.moderation import samples as s
@@ -190,7 +191,7 @@ def test_the_rule_matches_its_shape_and_the_scan_finds_it_whole(name):
     rule = hand.BY_NAME[name.split("#")[0]]
     at = text.index(value)
     # The rule itself, where its core is offered: its value (or its whole match) is the value.
-    matches, _ = hand.candidates().find(text, hand.one_byte_copy(text))
+    matches, _ = candidates.candidates().find(text, hand.one_byte_copy(text))
     spans = set()
     for matched, match in matches[rule.family]:
         if matched is rule:

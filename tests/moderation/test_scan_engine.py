@@ -15,7 +15,7 @@ import string
 
 import pytest
 
-from apps.moderation.scanning import checks, library, normalize
+from apps.moderation.scanning import candidates, checks, library, normalize
 from apps.moderation.scanning import rules as hand
 from apps.moderation.scanning.memo import ScanMemo
 from apps.moderation.scanning.scanner import Detection, Scanner
@@ -106,7 +106,7 @@ def per_rule(text: str) -> tuple[dict[str, list], list[int]]:
 
 
 def candidate_pass(text: str) -> tuple[dict[str, list], list[int]]:
-    matches, hints = hand.candidates().find(text, hand.one_byte_copy(text))
+    matches, hints = candidates.candidates().find(text, hand.one_byte_copy(text))
     found = {
         family: sorted((rule.name, match.span()) for rule, match in pairs)
         for family, pairs in matches.items()
@@ -199,7 +199,7 @@ def test_long_text_is_read_in_pieces_without_losing_or_doubling_a_finding(monkey
             lines.append(s.private_key_block())
     for separator in ("\n", "\x00", "\u00e9\n"):
         text = separator.join(lines)
-        assert len(library._pieces(text)) > 3
+        assert len(library._pieces(text.encode())) > 3
         pieced = [(d.kind, d.start, d.end) for d in library.find(text)]
         # An ASCII text's view is made once and cut (the same pieces, the same findings).
         ascii_bytes = text.encode() if text.isascii() else None
@@ -605,3 +605,157 @@ def test_the_rules_that_report_only_in_files_of_their_own_paths_are_the_ones_tur
     in_tf_file = library_alone.scan_input(kingfisher_sdk.ScanInput("main.tf", line))
     assert [f.rule_id for f in in_tf_file] == ["betterleaks.hashicorp-tf-password"]
     assert library_alone.scan(line) == [] and library.engine().scan(line) == []
+
+
+def test_a_prose_secret_after_a_second_anchor_in_the_window_is_found():
+    """Vectorscan reports each end of a core once, from its leftmost start: `token_count ...
+    total_tokens. <value>` has one end for both `token`s, and the rule does not match at the
+    first (`token_` is no word on its own). The later anchor is tried too; the scan missed
+    values of up to about 40 characters here."""
+    value = s.body(30)
+    for text in (
+        f"token_count. a@b.co. total_tokens. {value} end",
+        f"api_keys_path, api key: {value}",
+        f"secretary said the secret is {value} ok",
+    ):
+        assert value in [d.text for d in Scanner().scan(text)], text
+        expected, _ = per_rule(text)
+        assert candidate_pass(text)[0] == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prose_rules_offer_every_place_a_pass_per_rule_finds(seed):
+    rng = random.Random(seed)
+    pieces = ["token", "tokens. ", "token_count ", "credential ", "secret", "api key: ", "password",
+              "passwd=", " ", "\t", ":", "(", "\n", "\x00", "é", "\x1c"]  # fmt: skip
+    out = []
+    while sum(map(len, out)) < 6000:
+        if rng.random() < 0.6:
+            out.append(rng.choice(pieces))
+        else:
+            alphabet = string.ascii_letters + string.digits
+            out.append("".join(rng.choices(alphabet, k=rng.choice([5, 23, 24, 25, 30, 64]))))
+    text = "".join(out)
+    expected, _ = per_rule(text)
+    assert candidate_pass(text)[0] == expected
+    assert len([1 for name, _ in expected["keyword"] if name.startswith("prose_")]) > 5
+
+
+def test_markdown_escapes_and_entities_are_what_the_alternation_found():
+    alternation = re.compile(
+        r"\\[!-/:-@\[-`{-~]|&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
+    )
+    rng = random.Random(8)
+    pieces = ["\\", "\\\\", "&", "&amp;", "&#115;", "&#x73;", "\\&amp;", "&\\", "#", "x", ";",
+              "a", "1", " ", "-", "é", "&#;", "&a;"]  # fmt: skip
+    for _ in range(2000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 30)))
+        assert [m.span() for m in normalize._markdown_matches(text)] == [
+            m.span() for m in alternation.finditer(text)
+        ], repr(text)
+
+
+def test_base64_view_decodes_what_b64decode_decoded():
+    import base64
+    import binascii
+
+    def plain(text: str) -> list[tuple[int, int, str]]:
+        out = []
+        for start, end in hand.alphabet_runs(text):
+            if end - start > normalize._MAX_RUN or (start and text[start - 1] in "_-"):
+                continue
+            if end < len(text) and text[end] in "_-":
+                continue
+            run = text[start:end]
+            try:
+                decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+                decoded_text = decoded.decode("utf-8")
+            except (binascii.Error, ValueError):
+                continue
+            if len(decoded_text) >= 12 and normalize._printable(decoded_text):
+                out.append((start, end, decoded_text.replace("\x00", " ")))
+        return out
+
+    rng = random.Random(6)
+    decoded = 0
+    words = ["hello world, this is text", "日本語のテキストです。", "\ufffd replaced", "a\x00b" * 5]
+    for _ in range(3000):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            pick = rng.random()
+            if pick < 0.35:
+                word = rng.choice(words).encode() * rng.randint(1, 3)
+                parts.append(base64.b64encode(word).decode()[: rng.randint(10, 80)])
+            elif pick < 0.5:
+                raw = bytes(rng.randrange(256) for _ in range(rng.randint(5, 40)))
+                parts.append(base64.b64encode(raw).decode())
+            elif pick < 0.6:
+                parts.append(
+                    base64.b64encode("\udcff ok".encode("utf-8", "surrogatepass") * 4).decode()
+                )
+            else:
+                parts.append(rng.choice([" ", "_", "-", "\x00", "\n", "=", "==", "é"]))
+        text = "".join(parts)
+        view = normalize.base64_decoded(text)
+        expected = plain(text)
+        if not expected:
+            assert view is None, repr(text)
+            continue
+        assert view is not None
+        got = [(view.to_stored(s, e), view.text[s:e]) for s, e, _ in _view_parts(view)]
+        assert got == [((s, e), d) for s, e, d in expected], repr(text)
+        decoded += len(got)
+    assert decoded > 300
+
+
+def _view_parts(view: normalize.View) -> list[tuple[int, int, str]]:
+    """The decoded parts of a Base64 view (its non-linear segments), as spans of `view.text`."""
+    return [
+        (start, start + length, "")
+        for start, length, linear in zip(view._dstarts, view._dlens, view._linear, strict=True)
+        if not linear
+    ]
+
+
+def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(monkeypatch):
+    """The width is checked before the walk back over the token (most line ends fail it), the
+    line above mostly by one character: the same line breaks are removed."""
+
+    def plain(text: str) -> list[int]:
+        joined = []
+        for match in normalize._JUNCTION.finditer(text):
+            end = match.start()
+            line_start = normalize._line_start(text, end)
+            width = end - line_start
+            if width < normalize._WRAP_MIN_LINE:
+                continue
+            head = end - 1
+            while head > line_start and not text[head - 1].isspace():
+                head -= 1
+            if end - head + len(match.group("rest")) < normalize._WRAP_MIN_TOKEN:
+                continue
+            if width not in normalize._WIDTHS:
+                if line_start == 0:
+                    continue
+                if line_start - 1 - normalize._line_start(text, line_start - 1) != width:
+                    continue
+            joined.append(end)
+        return joined
+
+    removed: list[int] = []
+    monkeypatch.setattr(
+        normalize, "_build", lambda text, found, margin: removed.extend(s for s, _, _ in found)
+    )
+    rng = random.Random(9)
+    total = 0
+    for _ in range(400):
+        lines = []
+        for _ in range(rng.randint(1, 12)):
+            width = rng.choice([5, 19, 20, 21, 33, 40, 41, 76, 1023, 1024, 1100])
+            lines.append("".join(rng.choices(string.ascii_letters + "+/= \x00", k=width)))
+        text = "\n".join(lines)
+        removed.clear()
+        normalize.unwrapped(text)
+        assert removed == plain(text), repr(text)
+        total += len(removed)
+    assert total > 50

@@ -174,38 +174,46 @@ def _closed(view: bytes) -> bytes:
 # fired anywhere in it (a rule's full pattern then reads the whole input), and each call costs
 # about 5 microseconds, so a long text is scanned in pieces: the strings of a batch are cut at
 # the NUL between them (nothing matches across it) into pieces of at least STRINGS_CHUNK
-# characters, one long string at a line break into pieces of about CHUNK, with CONTEXT characters
-# of the text before the cut read again (a keyword on one line and its value on the next, a
-# private key of a few lines). Measured on the bench corpus: 2,000-string batches (90 KB) scanned
-# whole ran at 0.6 of the speed of 16 KB pieces, 4 KB pieces of strings at 1.2 of it; a whole
-# 1 MB text at 0.25, and smaller pieces of one text lose to their overlaps.
+# bytes, one long string at a line break into pieces of about CHUNK, with CONTEXT bytes of the
+# text before the cut read again (a keyword on one line and its value on the next, a private key
+# of a few lines). Measured on the bench corpus: 2,000-string batches (90 KB) scanned whole ran
+# at 0.6 of the speed of 16 KB pieces, 4 KB pieces of strings at 1.2 of it; a whole 1 MB text at
+# 0.25, and smaller pieces of one text lose to their overlaps.
 STRINGS_CHUNK = 4 * 1024
 CHUNK = 16 * 1024
 CONTEXT = 4 * 1024
 
 
-def _pieces(text: str) -> list[tuple[int, int]]:
-    """(start, end) spans covering `text` whose findings together are the whole text's."""
-    if len(text) <= 2 * STRINGS_CHUNK:
-        return [(0, len(text))]
+def _pieces(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) spans covering `data` (a text in UTF-8) whose findings together are the
+    whole text's; each starts and ends between two characters."""
+    if len(data) <= 2 * STRINGS_CHUNK:
+        return [(0, len(data))]
     spans = []
     start = 0
-    length = len(text)
+    length = len(data)
     while length - start > 2 * STRINGS_CHUNK:
-        cut = text.find("\x00", start + STRINGS_CHUNK, start + 2 * CHUNK)
+        cut = data.find(b"\x00", start + STRINGS_CHUNK, start + 2 * CHUNK)
         if cut >= 0:
             spans.append((start, cut))
             start = cut + 1
             continue
         if length - start <= 2 * CHUNK:
             break
-        cut = text.find("\n", start + CHUNK, start + 2 * CHUNK)
+        cut = data.find(b"\n", start + CHUNK, start + 2 * CHUNK)
         if cut < 0:
-            cut = start + CHUNK  # one line longer than CHUNK: the overlap covers the cut
+            cut = _character_start(data, start + CHUNK)  # a line longer than CHUNK
         spans.append((start, cut))
-        start = max(cut - min(CONTEXT, CHUNK // 2), start + 1)
+        start = max(_character_start(data, cut - min(CONTEXT, CHUNK // 2)), start + 1)
     spans.append((start, length))
     return spans
+
+
+def _character_start(data: bytes, at: int) -> int:
+    """`at`, or the start of the UTF-8 character it is inside."""
+    while at > 0 and 0x80 <= data[at] < 0xC0:
+        at -= 1
+    return at
 
 
 def find(
@@ -214,29 +222,25 @@ def find(
     """Every match of the library's rules (component helpers too: an AWS secret key found as the
     partner of its key id is a secret all the same), as character offsets into `text`.
 
-    `ascii_bytes`: `text` encoded, when it is ASCII (one byte per character)."""
-    spans = _pieces(text)
+    `ascii_bytes`: `text` encoded, when it is ASCII (one byte per character).
+
+    The text is encoded and its view (`_library_view`) made once, then cut in pieces: each
+    piece's view is the same bytes (the sentence-end marks look only at the bytes after them,
+    and a piece's last character ends a sentence as the text's does), and the findings of all
+    pieces are turned into character offsets in one walk over the text, not one per piece."""
+    encoded = ascii_bytes if ascii_bytes is not None else text.encode("utf-8", "surrogatepass")
+    view = _library_view(text, encoded)
+    spans = _pieces(encoded)
     if len(spans) == 1:
-        return _find(text, cache_dir, _library_view(text, ascii_bytes))
-    # An ASCII text's view is made once and cut where the text is: each piece's is the same
-    # bytes (the sentence-end marks look only one character ahead, and a piece's last character
-    # ends a sentence as the text's does).
-    view = _library_view(text, ascii_bytes) if ascii_bytes is not None else None
-    out: list[Detection] = []
-    seen: set[tuple[int, int, str]] = set()
+        return _find(text, cache_dir, view)
+    scan = engine(cache_dir).scan
+    located: list[tuple[int, int, kingfisher_sdk.Finding]] = []
     for low, high in spans:
-        piece = text[low:high]
-        piece_view = _closed(view[low:high]) if view is not None else _library_view(piece)
-        for found in _find(piece, cache_dir, piece_view):
-            key = (found.start + low, found.end + low, found.kind)
-            if key in seen:  # found again in the overlap of two pieces
-                continue
-            seen.add(key)
-            out.append(
-                Detection(found.kind, found.text, found.start + low, found.end + low, found.value)
-            )
-    out.sort(key=lambda detection: detection.start)
-    return out
+        for finding in scan(_closed(view[low:high])):
+            where = finding.location
+            located.append((where["start_offset"] + low, where["end_offset"] + low, finding))
+    # Found again in the overlap of two pieces: one of each (span, kind) is kept.
+    return _detections(text, view, located, cache_dir, once=True)
 
 
 def _find(text: str, cache_dir: str | None, data: bytes) -> list[Detection]:
@@ -244,13 +248,28 @@ def _find(text: str, cache_dir: str | None, data: bytes) -> list[Detection]:
     findings = engine(cache_dir).scan(data)
     if not findings:
         return []
-    ascii_text = len(data) == len(text)
     located = []
     for finding in findings:
         where = finding.location
         located.append((where["start_offset"], where["end_offset"], finding))
+    return _detections(text, data, located, cache_dir)
+
+
+def _detections(
+    text: str,
+    data: bytes,
+    located: list[tuple[int, int, kingfisher_sdk.Finding]],
+    cache_dir: str | None,
+    once: bool = False,
+) -> list[Detection]:
+    """The library's findings (byte spans into `data`, the view of `text`) as detections in
+    `text`, in order; `once`: one detection of each span and kind."""
+    if not located:
+        return []
     located.sort(key=lambda item: item[0])
+    ascii_text = len(data) == len(text)
     out: list[Detection] = []
+    seen: set[tuple[int, int, str]] = set()
     crossing: list[tuple[int, int]] = []  # matches that run from one string into the next
     # Byte -> character offsets, walking forward once (findings are sorted by start).
     byte_pos = char_pos = 0
@@ -258,8 +277,6 @@ def _find(text: str, cache_dir: str | None, data: bytes) -> list[Detection]:
         if ascii_text:
             start, end = start_b, end_b
         else:
-            if start_b < byte_pos:
-                byte_pos = char_pos = 0
             char_pos += len(data[byte_pos:start_b].decode("utf-8", "ignore"))
             byte_pos = start_b
             start = char_pos
@@ -278,7 +295,13 @@ def _find(text: str, cache_dir: str | None, data: bytes) -> list[Detection]:
             if inner >= 0:
                 start, end = start + inner, start + inner + len(secret)
                 shown = secret
-        out.append(Detection(kind_for(finding.rule_id), shown, start, end, value))
+        kind = kind_for(finding.rule_id)
+        if once:
+            key = (start, end, kind)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(Detection(kind, shown, start, end, value))
     if crossing:
         out = _read_alone(text, out, crossing, cache_dir)
     return out

@@ -12,7 +12,6 @@ which no rule matches across), so their cost follows the transformed parts, not 
 
 from __future__ import annotations
 
-import base64
 import binascii
 import html.entities
 import re
@@ -179,10 +178,12 @@ def url_decoded(text: str) -> View | None:
 
 # What Markdown decodes (markdown-it, CommonMark): a backslash before ASCII punctuation, and
 # entity references (`&#115;`, `&#x73;`, `&amp;`). An agent's message is shown as Markdown, so a
-# key spelled `&#115;k-proj-...` or `sk\-proj\-...` is shown whole.
-_MARKDOWN = re.compile(
-    r"\\[!-/:-@\[-`{-~]|&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});"
-)
+# key spelled `&#115;k-proj-...` or `sk\-proj\-...` is shown whole. The two are searched apart,
+# each pattern starting with its literal, so that `re` searches for `\` or `&`: one alternation
+# of them has no literal prefix, and `re` tried it at every position (a quarter of the floor's
+# time on the bench corpus, for some twenty escapes a megabyte).
+_ESCAPE = re.compile(r"\\[!-/:-@\[-`{-~]")
+_ENTITY = re.compile(r"&(?:#[xX][0-9A-Fa-f]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _HTML5 = html.entities.html5
 
 
@@ -195,12 +196,28 @@ def _entity_code_valid(c: int) -> bool:
     return c <= 0x10FFFF
 
 
+def _markdown_matches(text: str) -> list[re.Match[str]]:
+    """The escapes and entities in `text`, left to right, as `finditer` of the alternation of
+    the two finds them: merged by start, a match that begins inside the one before it
+    (`\\&amp;`: the `&` is escaped) dropped. Neither pattern's matches overlap one another, and
+    no entity holds a backslash."""
+    escapes = list(_ESCAPE.finditer(text)) if "\\" in text else []
+    entities = list(_ENTITY.finditer(text)) if "&" in text else []
+    if not escapes or not entities:
+        return escapes or entities
+    out = []
+    end = 0
+    for match in sorted(escapes + entities, key=re.Match.start):
+        if match.start() >= end:
+            out.append(match)
+            end = match.end()
+    return out
+
+
 def markdown_decoded(text: str) -> View | None:
     """Backslash escapes and entity references decoded as Markdown shows them, in windows."""
-    if "\\" not in text and "&" not in text:
-        return None
     replacements = []
-    for match in _MARKDOWN.finditer(text):
+    for match in _markdown_matches(text):
         found = match.group(0)
         if found[0] == "\\":
             decoded = found[1]
@@ -236,6 +253,16 @@ def unwrapped(text: str) -> View | None:
         width = end - line_start
         if width < _WRAP_MIN_LINE:
             continue
+        # The width first: it lets go of nearly every ordinary line end (a thousand a megabyte),
+        # most of them on one look at the character before where the line above would start.
+        if width not in _WIDTHS:
+            above = line_start - 1 - width  # where the line above starts if it is as long
+            if line_start == 0 or above < 0:
+                continue
+            if above and width < _LONGEST_LINE and text[above - 1] not in "\n\x00":
+                continue
+            if _line_start(text, line_start - 1) != above:
+                continue
         # The token cut in two is long enough to be a key: a line ending in a short value after
         # `KEY = ` (a 40-column terminal leaves 16 characters of a key there) counts with the rest.
         head = end - 1
@@ -243,9 +270,6 @@ def unwrapped(text: str) -> View | None:
             head -= 1
         if end - head + len(match.group("rest")) < _WRAP_MIN_TOKEN:
             continue
-        if width not in _WIDTHS:
-            if line_start == 0 or line_start - 1 - _line_start(text, line_start - 1) != width:
-                continue
         replacements.append((match.start(), match.end(), ""))
     return _build(text, replacements, MARGIN)
 
@@ -264,20 +288,35 @@ def base64_decoded(text: str, runs: list[tuple[int, int]] | None = None) -> View
     # a string full of Base64 must not use up the decoding of the strings after it, so each
     # string's findings are those it has when scanned alone.
     decoded_here, string_end = 0, text.find("\0")
+    length = len(text)
     for start, end in alphabet_runs(text) if runs is None else runs:
         if 0 <= string_end < start:  # a later string: its own count (no run holds NUL)
             decoded_here, string_end = 0, text.find("\0", start)
         if decoded_here >= _MAX_DECODED:
             continue
-        if end - start > _MAX_RUN or (start and text[start - 1] in _URLSAFE):
+        size = end - start
+        if size > _MAX_RUN or (start and text[start - 1] in _URLSAFE):
             continue
-        if end < len(text) and text[end] in _URLSAFE:
+        if end < length and text[end] in _URLSAFE:
             continue
-        run = text[start:end]
+        # One character more than a multiple of 4 and no `=`: no Base64 (a quarter of the runs).
+        if size % 4 == 1 and text[end - 1] != "=":
+            continue
+        # `base64.b64decode(validate=True)` is this call, after checks of its argument's type.
         try:
-            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
-        except (binascii.Error, ValueError):
+            raw = binascii.a2b_base64(text[start:end] + "=" * (-size % 4), strict_mode=True)
+        except binascii.Error:
             continue
+        # Most runs are words and names, whose decoding is no UTF-8: told apart without raising
+        # an exception for each (U+FFFD where it was not in the bytes: an invalid sequence).
+        decoded = raw.decode("utf-8", "replace")
+        if "\ufffd" in decoded:
+            if b"\xef\xbf\xbd" not in raw:
+                continue
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
         if len(decoded) >= 12 and _printable(decoded):
             replacements.append((start, end, decoded.replace("\x00", " ")))
             decoded_here += 1

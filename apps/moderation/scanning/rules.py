@@ -14,9 +14,9 @@ secret keys after a keyword were dropped: the library finds them, as the kind th
 is, the library skips; the keyword rows flag it as `secret`).
 
 Speed: each rule has a core (`Rule.core`), a short pattern that matches wherever the rule can
-start a match. One Vectorscan pass over every rule's core (`Candidates`, through the `hyperscan`
-package) finds where rules can match, and each rule's own pattern (`re`, for its look-arounds,
-groups and the checks after it) is tried only there. Keyword rules match case-insensitively. The
+start a match. One Vectorscan pass over every rule's core (`candidates.Candidates`, through the
+`hyperscan` package) finds where rules can match, and each rule's own pattern (`re`, for its
+look-arounds, groups and the checks after it) is tried only there. Keyword rules match case-insensitively. The
 number rules share one alternation, and maximal runs of the Base64 alphabet (bare AWS secret keys,
 Base64-encoded text) are found once on a one-byte-per-character copy.
 """
@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-
-import hyperscan
 
 from apps.moderation.scanning.checks import (
     command_password,
@@ -55,7 +52,7 @@ class Rule:
     `password=...`, not the word `password`). Keyword rules match case-insensitively; their
     anchors and patterns are written in lowercase.
 
-    `core` finds where the rule can match (`Candidates`): a Vectorscan pattern, read on a copy of
+    `core` finds where the rule can match (`candidates.Candidates`): a Vectorscan pattern, read on a copy of
     the text with one byte per character where every non-ASCII character reads `?`, that matches
     from every position where `source` matches. It is the rule without its look-arounds and with
     its open-ended tail cut to its shortest, so that each place is reported once or a few times;
@@ -72,6 +69,10 @@ class Rule:
     check: Callable[[str], bool] | None = None
     priority: int = 5  # lower wins when two findings overlap
     core: str = ""
+    # The core has a gap that another of the rule's anchors may stand in (`token ... token: v`):
+    # Vectorscan reports each end once, from its leftmost start, so a match that starts at the
+    # later anchor is looked for there too (`candidates.Candidates.find`).
+    gap: bool = False
 
     @property
     def source(self) -> str:
@@ -84,11 +85,16 @@ _END = rf"(?![{_B64URL}])"
 # An assignment: `KEY=v`, `"key": "v"`, `key => v`, `key := v`.
 _ASSIGN = r"[\"']?\s*(?:=|:|=>|:=)\s*[\"']?"
 _VALUE = r"(?P<value>[^\s\"'`,;<>(){}\[\]\\\x00]{8,256})"
-# In cores (see `Rule`): what `\s` and `\d` may match, a non-ASCII character reading `?`.
-_S = r"[\s?]"
+# In cores (see `Rule`): what `\s` and `\d` may match, a non-ASCII character reading `?`
+# (`\s` is `\x1c`-`\x1f` too to `re`, not to Vectorscan).
+_S = r"[\s\x1c-\x1f?]"
 _D = r"[0-9?]"
 _ASSIGN_CORE = rf"[\"']?{_S}*(?:=|:|=>|:=){_S}*[\"']?"
 _VALUE_CORE = r"[^\s\"'`,;<>(){}\[\]\\\x00]{8}"
+# The character before a value in prose (`(?<=[\s"'`:=(])`), in the core: the value's first 24
+# characters after it, so that a long value is offered once, at its start, not at every one of
+# its characters past the 24th (a thousand places a megabyte on the bench corpus).
+_PROSE_BEFORE = r"[\s\x1c-\x1f?\"'`:=(]"
 
 # Vendor formats that the library's rules find only next to the vendor's name (or not at all),
 # though the format alone is distinctive: (kind, prefix, body after the prefix, the body's core
@@ -258,7 +264,8 @@ RULES: tuple[Rule, ...] = (
             f"prose_{anchor.replace(' ', '_')}", "secret", SECRET, "keyword", anchor,
             rf"{rest}s?\b[^\n\x00]{{0,40}}?(?<=[\s\"'`:=(])(?P<value>[a-z0-9]{{24,128}})"
             r"(?![a-z0-9+/=_\-]|\.[a-z0-9])",
-            random_token, 7, rf"{re.escape(anchor)}{rest}[^\n\x00]{{0,41}}[a-z0-9]{{24}}",
+            random_token, 7,
+            rf"{re.escape(anchor)}{rest}[^\n\x00]{{0,40}}{_PROSE_BEFORE}[a-z0-9]{{24}}", True,
         )
         for anchor, rest in (
             ("credential", ""), ("secret", ""), ("token", ""), ("passw", "(?:or)?d"),
@@ -379,100 +386,6 @@ def one_byte_copy(text: str) -> bytes:
     """`text` with one byte per character, every non-ASCII character read as `?`: what the
     cores (`Rule.core`) and the Base64 runs are searched in, at the same offsets as `text`."""
     return text.encode("ascii", "replace")
-
-
-class Candidates:
-    """Where the rules match: one Vectorscan pass (the `hyperscan` package) over every rule's core
-    finds where each can start, and each rule's own pattern (`re`) is tried only there.
-
-    `re` cannot do this itself: an alternation of rules that start with different characters has
-    no literal prefix, so `re` tries every branch at nearly every position, and a pass per rule
-    reads the text once per rule. Vectorscan reads it once for all of them, and the cores, being
-    the rules' first characters rather than their anchors alone, leave few places to try (a
-    keyword followed by `=` and eight characters of a value, not every `token` in the code).
-    Measured on the bench corpus: the three passes it replaced (an Aho-Corasick pass over the
-    anchors of literal and of keyword rules, and the number alternation under `finditer`) cost
-    0.7 of the floor, this one 0.2 with the checks after it.
-    """
-
-    def __init__(self, rules: tuple[Rule, ...]):
-        self.rules = rules
-        self._patterns: list[re.Pattern[str]] = []
-        self._families: list[str] = []
-        numbers = compiled_numbers()
-        for rule in rules:
-            if rule.family == "number":
-                # One alternation, as `finditer` of it reads numbers: a match of any number rule
-                # is looked for where any of their cores matched, `lastgroup` naming the rule.
-                self._patterns.append(numbers)
-            else:
-                self._patterns.append(compiled(rule.name, rule.family == "keyword"))
-            self._families.append(rule.family)
-        self._ipv6 = len(rules)
-        flags = [
-            hyperscan.HS_FLAG_SOM_LEFTMOST
-            | (hyperscan.HS_FLAG_CASELESS if rule.family == "keyword" else 0)
-            for rule in rules
-        ]
-        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._database.compile(
-            expressions=[rule.core.encode() for rule in rules] + [IPV6_HINT.encode()],
-            ids=list(range(len(rules) + 1)),
-            flags=[*flags, hyperscan.HS_FLAG_SOM_LEFTMOST],
-        )
-        self._local = threading.local()
-
-    def _scratch(self) -> hyperscan.Scratch:
-        # Vectorscan's scratch space is one per thread (the development server scans in threads).
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = hyperscan.Scratch(self._database)
-        return scratch
-
-    def find(
-        self, text: str, data: bytes
-    ) -> tuple[dict[str, list[tuple[Rule, re.Match[str]]]], list[int]]:
-        """Each family's matches in `text` (`data`: its `one_byte_copy`), each rule's as `finditer`
-        of its pattern gives them (the number rules': of their alternation), and the offsets where
-        an IPv6 address may start."""
-        if not text.isascii() and "\u212a" in text:
-            # The Kelvin sign lowercases to `k`, so `TO\u212aEN=...` is a keyword to `re`.
-            data = text.replace("\u212a", "k").encode("ascii", "replace")
-        hits: list[tuple[int, int]] = []
-        self._database.scan(data, match_event_handler=_hit, context=hits, scratch=self._scratch())
-        found: dict[str, list[tuple[Rule, re.Match[str]]]] = {
-            "literal": [], "keyword": [], "number": []
-        }  # fmt: skip
-        ipv6: list[int] = []
-        resume: dict[object, int] = {}  # rule index (number rules: "number") -> end of its match
-        patterns, families, ipv6_id = self._patterns, self._families, self._ipv6
-        # Sorted by start: a place reported for several ends is tried once, and each rule's
-        # matches come as `finditer` reaches them (left to right, not overlapping one another).
-        for start, index in sorted(set(hits)):
-            if index == ipv6_id:
-                ipv6.append(start)
-                continue
-            family = families[index]
-            key = family if family == "number" else index
-            if start < resume.get(key, 0):
-                continue
-            match = patterns[index].match(text, start)
-            if match is None:
-                continue
-            resume[key] = max(match.end(), start + 1)
-            rule = BY_NAME[match.lastgroup] if family == "number" else self.rules[index]  # type: ignore[index]
-            found[family].append((rule, match))
-        return found, ipv6
-
-
-def _hit(index: int, start: int, end: int, flags: int, hits: object) -> None:
-    hits.append((start, index))  # type: ignore[attr-defined]
-
-
-@lru_cache(maxsize=1)
-def candidates() -> Candidates:
-    """The rules' candidate pass, built once per process (compiling takes about 0.1 s)."""
-    return Candidates(tuple(rule for family in FAMILY.values() for rule in family))
 
 
 @lru_cache(maxsize=1)

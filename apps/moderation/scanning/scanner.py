@@ -20,7 +20,7 @@ from operator import add
 
 import phonenumbers
 
-from apps.moderation.scanning import checks, library, normalize
+from apps.moderation.scanning import candidates, checks, library, normalize
 from apps.moderation.scanning import rules as hand
 from apps.moderation.scanning.allowlist import DEFAULT_ALLOWLIST, Allowlist
 from apps.moderation.scanning.detection import (
@@ -84,7 +84,9 @@ _Found = list[tuple[int, Detection]]  # (priority: lower wins an overlap, detect
 # 6 - a token wrapped after `KEY = ` (8 characters or more on the full line, 20 with the next
 #     line's) is unwrapped; `$` then a random value is a value, not a variable (allowlist).
 # 7 - each event's own id and cause are read too (the events API and the page show them).
-ENGINE = 7
+# 8 - a prose value after a second anchor in the window is found (`token_count ... tokens. v`),
+#     and `\x1c`-`\x1f` read as spaces in the keyword rules' places, as `re` reads them.
+ENGINE = 8
 
 
 def version(cache_dir: str | None = None) -> str:
@@ -176,7 +178,7 @@ class Scanner:
             for detection in library.find(text, self.cache_dir, ascii_bytes):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
-        matches, ipv6 = hand.candidates().find(text, data)
+        matches, ipv6 = candidates.candidates().find(text, data)
         for rule, match in matches["literal"]:
             if personal or rule.category != PERSONAL:
                 self._take(match, rule, "value", text, found)

@@ -65,6 +65,18 @@ class ExtraConfigs:
 _registered: list[ExtraConfigs] = []
 
 
+def _add_to_schema(configs: tuple[ReleaseConfig, ...]) -> None:
+    """Give each config its columns, folder and card line in row_schema's tables."""
+    for config in configs:
+        row_schema.add_config(
+            config.name,
+            config.columns,
+            directory=config.directory,
+            description=config.description,
+            free_text=config.free_text,
+        )
+
+
 def register(
     *configs: ReleaseConfig,
     rows: RowSource,
@@ -74,14 +86,7 @@ def register(
     `dataset_info()`'s entries to the release's `dataset_info.json`. Registering the same names
     again replaces them."""
     extra = ExtraConfigs(configs=tuple(configs), rows=rows, dataset_info=dataset_info)
-    for config in configs:
-        row_schema.add_config(
-            config.name,
-            config.columns,
-            directory=config.directory,
-            description=config.description,
-            free_text=config.free_text,
-        )
+    _add_to_schema(configs)
     _registered[:] = [other for other in _registered if not set(other.names) & set(extra.names)]
     _registered.append(extra)
 
@@ -147,14 +152,7 @@ def register_alongside(*configs: ReleaseConfig, batch: BatchSource) -> None:
     """Add `configs` to every release from now on, their rows made in the build's pass over
     the trajectories by what `batch` returns. Registering the same names again replaces them."""
     extra = AlongsideConfigs(configs=tuple(configs), batch=batch)
-    for config in configs:
-        row_schema.add_config(
-            config.name,
-            config.columns,
-            directory=config.directory,
-            description=config.description,
-            free_text=config.free_text,
-        )
+    _add_to_schema(configs)
     _alongside[:] = [other for other in _alongside if not set(other.names) & set(extra.names)]
     _alongside.append(extra)
 

@@ -53,6 +53,19 @@ def bars(rows: Sequence[Sequence[Any]], *, title: str, tone: str = "") -> SafeSt
     return mark_safe("".join(parts))
 
 
+def _columns_head(
+    title: str, top: float, *, height: int, bottom: int, left: int, plot: float
+) -> list[str]:
+    """The opening of a column chart: the svg, its title, the axis and the top and 0 values."""
+    return [
+        f'<svg class="chart chart-columns" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet"><title>{escape(title)}</title>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{WIDTH - 2}" y2="{height - bottom}" class="chart-axis"></line>',
+        f'<text x="{left - 4}" y="{height - bottom - plot + 4}" class="chart-value" text-anchor="end">{_number(top)}</text>',
+        f'<text x="{left - 4}" y="{height - bottom}" class="chart-value" text-anchor="end">0</text>',
+    ]
+
+
 def linked_columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
     """Vertical columns, one per [label, value, href, axis label] in order, each a link (to the
     page that lists what it counts), the axis label under every column: a histogram of a few
@@ -63,13 +76,7 @@ def linked_columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
     top = max(float(row[1]) for row in rows) or 1.0
     step = (WIDTH - left - 4) / len(rows)
     plot = height - bottom - 8
-    parts = [
-        f'<svg class="chart chart-columns" viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet"><title>{escape(title)}</title>',
-        f'<line x1="{left}" y1="{height - bottom}" x2="{WIDTH - 2}" y2="{height - bottom}" class="chart-axis"></line>',
-        f'<text x="{left - 4}" y="{height - bottom - plot + 4}" class="chart-value" text-anchor="end">{_number(top)}</text>',
-        f'<text x="{left - 4}" y="{height - bottom}" class="chart-value" text-anchor="end">0</text>',
-    ]
+    parts = _columns_head(title, top, height=height, bottom=bottom, left=left, plot=plot)
     for index, (label, value, href, axis) in enumerate(rows):
         h = float(value) / top * plot
         x = left + index * step
@@ -95,13 +102,7 @@ def columns(rows: Sequence[Sequence[Any]], *, title: str) -> SafeString:
     top = max(float(value) for _, value in rows) or 1.0
     step = (WIDTH - left - 4) / len(rows)
     plot = height - bottom - 8
-    parts = [
-        f'<svg class="chart chart-columns" viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-label="{escape(title)}" preserveAspectRatio="xMinYMin meet"><title>{escape(title)}</title>',
-        f'<line x1="{left}" y1="{height - bottom}" x2="{WIDTH - 2}" y2="{height - bottom}" class="chart-axis"></line>',
-        f'<text x="{left - 4}" y="{height - bottom - plot + 4}" class="chart-value" text-anchor="end">{_number(top)}</text>',
-        f'<text x="{left - 4}" y="{height - bottom}" class="chart-value" text-anchor="end">0</text>',
-    ]
+    parts = _columns_head(title, top, height=height, bottom=bottom, left=left, plot=plot)
     every = max(1, len(rows) // 6)
     for index, (label, value) in enumerate(rows):
         h = float(value) / top * plot

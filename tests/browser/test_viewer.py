@@ -153,7 +153,10 @@ def test_time_travel_permalinks_find_filter_and_lazy_loading(browser_page, owner
         "() => document.querySelector('#step-3 .more-body').textContent.includes('test_case_60 ')"
     )
     assert not output.locator(".blk-body").first.is_visible()
-    # Show JSON: one click.
+    # Show JSON: one click (back at the top first: step 2 is far above the opened output, so the
+    # windowed list has put it away until the reader scrolls back to it).
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_selector("#step-2 .ev-json > summary")
     page.locator("#step-2 .ev-json > summary").click()
     page.wait_for_function("() => document.querySelector('#step-2 .json-body pre.json') !== null")
     assert '"action": "run"' in page.locator("#step-2 .json-body").inner_text()

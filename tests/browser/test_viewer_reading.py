@@ -100,9 +100,10 @@ def test_a_permalink_far_into_a_long_trajectory_loads_the_chunk_around_it(browse
     assert sum(fetched) < 400_000, fetched
     assert page.locator("ol#events > li").count() <= 160
     assert page.locator("#step-100").count() == 0
-    # The steps before it are on the page too, a screen of them above, to scroll back to.
+    # The steps before it are on the page too, the window's margin of them above (a third of a
+    # screen, at least 300 px), to scroll back to.
     page.wait_for_function(
-        "() => document.querySelector('ol#events > li').getBoundingClientRect().top < -500"
+        "() => document.querySelector('ol#events > li').getBoundingClientRect().top < -290"
     )
     bp.screenshot("viewer-permalink-1500")
 

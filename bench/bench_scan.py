@@ -1,7 +1,8 @@
 """Scanner throughput vs the floor: one compiled regular expression over the same text, same run.
 
 Target (DESIGN.md): the full scan (secrets, personal data, allowlist, placeholders) runs at
->= 1/2 of the floor's speed, over a 1 MB and a 20 MB trajectory. The text is every string of
+the floor's speed or more over the real agent text alone (`--plant-every 0`), and at >= 0.3 of
+it with a secret or personal datum planted in 1 string in 40 (the default), at 1 and 20 MB. The text is every string of
 the real trajectories in shared/fixtures/real (commands, code, tool output, logs), repeated to the
 requested size, with a credential or a piece of personal data planted in about one string in 40
 (`--plant-every N` changes that: the scan's cost per finding, the library's above all, dominates
@@ -10,7 +11,8 @@ at this density, about 600 findings per MB; the real text alone has about 20).
 It is measured two ways: batched (`Scanner.scan_many` over the strings of a batch of events,
 the way the scan service walks a trajectory, then placeholders numbered), and as one joined text. The floor
 is timed the same way over the same text: `\\d{3}` (a cheap class-anchored regex, the stricter
-floor; the target is judged against it) and the email regex on its own. The target is judged on
+floor; the target is judged against it) and the email regex on its own (`--no-email`: not
+timed; on the real fixtures it runs at about 0.1 MB/s, most of the bench's time). The target is judged on
 the batched mode, the scan service's (it reads each distinct string once); the joined text, every
 string again as one, is printed beside it.
 
@@ -40,7 +42,15 @@ FIXTURES = Path(os.environ.get("TRAJHUB_FIXTURES_DIR", ROOT.parent / "shared" / 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 DIGITS = re.compile(r"\d{3}")
 BATCH = 2000  # strings per scan_many call, as the scan service batches them
-TARGET = 0.5  # DESIGN.md: at least half the speed of one compiled regular expression
+# DESIGN.md: the real text alone at least at the speed of one compiled regular expression, with
+# a planted secret or personal datum in 1 string in 40 at 0.3 of it or more.
+TARGET_REAL, TARGET_PLANTED = 1.0, 0.3
+
+
+def target(plant_every: int) -> float:
+    return TARGET_REAL if plant_every == 0 else TARGET_PLANTED
+
+
 CORPUS = ROOT / "tests" / "moderation" / "data" / "gitleaks_samples.json"
 
 
@@ -136,7 +146,12 @@ def placeholders(found: list[tuple[int, object]]) -> dict[str, str]:
 
 
 def measure(
-    mb: float, repeat: int, scanner: Scanner, profile: bool = False, plant_every: int = 40
+    mb: float,
+    repeat: int,
+    scanner: Scanner,
+    profile: bool = False,
+    plant_every: int = 40,
+    email: bool = True,
 ) -> bool:
     corpus = build_corpus(mb, plant_every=plant_every)
     joined = "\n".join(corpus)
@@ -188,16 +203,17 @@ def measure(
         # Interleaved, best of each: on a machine shared with other work the load changes from
         # second to second, and a floor timed a minute after the scanner is no floor for it.
         best = [float("inf")] * 3
+        timed = (digits_fn, scan_fn, email_fn) if email else (digits_fn, scan_fn)
         for _ in range(repeat):
-            for slot, fn in enumerate((digits_fn, scan_fn, email_fn)):
+            for slot, fn in enumerate(timed):
                 best[slot] = min(best[slot], best_of(1, fn))
         digits_speed, scan_speed, email_speed = (megabytes / seconds for seconds in best)
         ratio = scan_speed / digits_speed
         if label == "batched":
-            ok = ok and ratio >= TARGET
+            ok = ok and ratio >= target(plant_every)
+        emails = f" {email_speed:>7.1f} MB/s {scan_speed / email_speed:>7.2f}" if email else ""
         print(
-            f"{label:<12} {scan_speed:>7.1f} MB/s {digits_speed:>6.1f} MB/s {ratio:>7.2f}"
-            f" {email_speed:>7.1f} MB/s {scan_speed / email_speed:>7.2f}"
+            f"{label:<12} {scan_speed:>7.1f} MB/s {digits_speed:>6.1f} MB/s {ratio:>7.2f}{emails}"
         )
     if profile:
         profile_batches(scan_batches, floor_batches(DIGITS), megabytes)
@@ -302,16 +318,25 @@ def main() -> int:
         default=40,
         help="plant a secret or personal data in one string in N (0: the real text alone)",
     )
+    parser.add_argument(
+        "--no-email", action="store_true", help="do not time the email regex's floor"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     scanner = Scanner()
     scanner.scan("warm up: load the compiled rules")
     print(f"rules loaded in {time.perf_counter() - started:.2f} s (once per process)")
-    ok = all([measure(mb, args.repeat, scanner, args.profile, args.plant_every) for mb in args.mb])
+    ok = all(
+        [
+            measure(mb, args.repeat, scanner, args.profile, args.plant_every, not args.no_email)
+            for mb in args.mb
+        ]
+    )
     recall_figures(scanner)
     ocr_figures()
     print(
-        f"target: scanner >= {TARGET:.2f} x the \\d{{3}} floor (batched, at each size): "
+        f"target: scanner >= {target(args.plant_every):.2f} x the \\d{{3}} floor"
+        f" (batched, at each size, {'real text alone' if args.plant_every == 0 else 'planted'}): "
         f"{'PASS' if ok else 'FAIL'}"
     )
     return 0 if ok else 1

@@ -18,6 +18,7 @@ import pytest
 from apps.moderation.scanning import candidates, checks, library, normalize
 from apps.moderation.scanning import rules as hand
 from apps.moderation.scanning.memo import ScanMemo
+from apps.moderation.scanning.runs import Runs
 from apps.moderation.scanning.scanner import Detection, Scanner
 from tests.moderation import samples as s
 
@@ -167,6 +168,44 @@ def test_alphabet_runs_are_the_character_class_runs(seed):
     text = noisy_text(seed)
     expected = [m.span() for m in re.finditer(r"[A-Za-z0-9+/]{20,}={0,2}", text)]
     assert hand.alphabet_runs(text) == expected
+
+
+def _runs_by_hand(text: str, longest: int) -> tuple[list[tuple[int, int]], ...]:
+    """The runs by the regular expression, and the two subsets the passes read, spelled out."""
+    spans = [m.span() for m in re.finditer(r"[A-Za-z0-9+/]{20,}={0,2}", text)]
+    forty = [(a, b) for a, b in spans if b - a == 40]
+    encodable = [
+        (a, b)
+        for a, b in spans
+        if b - a <= longest
+        and not (a and text[a - 1] in "_-")
+        and not (b < len(text) and text[b] in "_-")
+        and not ((b - a) % 4 == 1 and text[b - 1] != "=")
+    ]
+    return spans, forty, encodable
+
+
+@pytest.mark.parametrize("vectorized", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_and_the_runs_each_pass_reads(seed, vectorized):
+    # A batch-sized text (numpy's passes) and a view-sized one (the loop) must give the same
+    # runs; the ends of the text, `=` after a run and `_`/`-` beside one are the edges.
+    rng = random.Random(seed)
+    text = "\x00".join(noisy_text(seed * 7 + i, size=rng.randint(0, 3000)) for i in range(12))
+    text = rng.choice(["", "=", "_", "a" * 20]) + text + rng.choice(["", "==", "-", "B" * 40])
+    data = hand.one_byte_copy(text)
+    spans, forty, encodable = _runs_by_hand(text, 64)
+    runs = Runs(data, vectorized)
+    assert runs.spans() == spans
+    assert runs.of_length(40) == forty
+    assert runs.encodable(64) == encodable
+    assert len(spans) > 20 and forty and encodable  # the text has every kind
+
+
+@pytest.mark.parametrize("vectorized", [False, True])
+def test_runs_of_a_text_without_any(vectorized):
+    runs = Runs(b"short words only, " * 2000, vectorized)
+    assert runs.spans() == runs.of_length(40) == runs.encodable(8192) == []
 
 
 def test_bare_aws_secret_is_a_run_of_exactly_forty_standing_alone():

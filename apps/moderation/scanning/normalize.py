@@ -18,7 +18,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from apps.moderation.scanning.rules import alphabet_runs, one_byte_copy
+from apps.moderation.scanning.rules import one_byte_copy
+from apps.moderation.scanning.runs import Runs
 
 # The same sequences the trajectory page removes from terminal output (rendering/text.py).
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -51,10 +52,8 @@ _WRAP_MIN_TOKEN = 20  # characters of the wrapped token, both lines together
 # long as one of the widths terminals commonly have, or as Base64 is written (`base64` wraps
 # at 76, PEM and `openssl base64` at 64). This keeps ordinary line ends out.
 _WIDTHS = frozenset({40, 64, 72, 76, 80, 100, 120, 132, 160, 200, 240})
-# Base64 runs are `rules.alphabet_runs`; runs that touch `_` or `-` are URL-safe tokens, not
-# Base64.
+# Base64 runs are those of `runs.Runs.encodable`.
 _MAX_RUN = 8192
-_URLSAFE = frozenset("_-")
 _MAX_DECODED = 4096  # Base64 runs decoded per string: bounds the work on a text full of them
 MARGIN = 256  # characters of context kept around a transformed part (the `KEY=` before a value)
 
@@ -278,30 +277,24 @@ def _printable(decoded: str) -> bool:
     return sum(c.isprintable() or c in "\n\r\t" for c in decoded) >= 0.95 * len(decoded)
 
 
-def base64_decoded(text: str, runs: list[tuple[int, int]] | None = None) -> View | None:
+def base64_decoded(text: str, runs: Runs | None = None) -> View | None:
     """Base64 runs that decode to text, decoded (each maps back to its whole run).
 
-    `runs`: `rules.alphabet_runs(text)` when the caller has it already (the bare AWS key pass
-    reads the same runs)."""
+    `runs`: the runs of `text` when the caller has them already (the bare AWS key pass reads the
+    same runs)."""
     replacements = []
     # The bound counts per string of a batch (strings are joined with NUL, which no run holds):
     # a string full of Base64 must not use up the decoding of the strings after it, so each
     # string's findings are those it has when scanned alone.
     decoded_here, string_end = 0, text.find("\0")
-    length = len(text)
-    for start, end in alphabet_runs(text) if runs is None else runs:
+    if runs is None:
+        runs = Runs(one_byte_copy(text))
+    for start, end in runs.encodable(_MAX_RUN):
         if 0 <= string_end < start:  # a later string: its own count (no run holds NUL)
             decoded_here, string_end = 0, text.find("\0", start)
         if decoded_here >= _MAX_DECODED:
             continue
         size = end - start
-        if size > _MAX_RUN or (start and text[start - 1] in _URLSAFE):
-            continue
-        if end < length and text[end] in _URLSAFE:
-            continue
-        # One character more than a multiple of 4 and no `=`: no Base64 (a quarter of the runs).
-        if size % 4 == 1 and text[end - 1] != "=":
-            continue
         # `base64.b64decode(validate=True)` is this call, after checks of its argument's type.
         try:
             raw = binascii.a2b_base64(text[start:end] + "=" * (-size % 4), strict_mode=True)

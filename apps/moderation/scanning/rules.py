@@ -40,6 +40,8 @@ from apps.moderation.scanning.checks import (
     token_like,
 )
 from apps.moderation.scanning.detection import PERSONAL, SECRET
+from apps.moderation.scanning.runs import MIN_RUN
+from apps.moderation.scanning.runs import alphabet_runs as alphabet_runs  # its old home
 
 # --- Rules --------------------------------------------------------------------------------------
 
@@ -326,38 +328,6 @@ FAMILY: dict[str, tuple[Rule, ...]] = {}
 for _rule in RULES:
     FAMILY[_rule.family] = (*FAMILY.get(_rule.family, ()), _rule)
 del _rule
-
-
-# --- Runs of the Base64 alphabet -----------------------------------------------------------------
-# A bare AWS secret key (40 characters of its alphabet standing alone) and Base64-encoded text
-# are both maximal runs of one alphabet. A pattern such as `[A-Za-z0-9/+=]{40,}` costs in `re`
-# at every position of every shorter run (it fails and retries one character on), so the runs
-# are found on a copy of the text with one byte per character (C `encode` and `translate`),
-# where the alphabet reads `a` and `=` stays `=`: a run then starts where `bytes.find` finds 20
-# `a`s (a skipping search: a space in the window moves it 20 on), and `re` only extends it.
-_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_RUN_TABLE = bytes(
-    ord("a") if c in _ALPHABET else ord("=") if c == ord("=") else ord(" ") for c in range(256)
-)
-MIN_RUN = 20
-_RUN_START = b"a" * MIN_RUN
-_RUN_REST = re.compile(rb"a*={0,2}")
-
-
-def alphabet_runs(text: str, data: bytes | None = None) -> list[tuple[int, int]]:
-    """(start, end) of each maximal run of `[A-Za-z0-9+/]` of 20 or more, with up to two `=`
-    after it, as character offsets into `text` (`data`: its `one_byte_copy`, if at hand)."""
-    if data is None:
-        data = one_byte_copy(text)
-    marks = data.translate(_RUN_TABLE)
-    find, rest = marks.find, _RUN_REST.match
-    out = []
-    at = find(_RUN_START)
-    while at >= 0:
-        end = rest(marks, at + MIN_RUN).end()  # type: ignore[union-attr]  # `a*` always matches
-        out.append((at, end))
-        at = find(_RUN_START, end)
-    return out
 
 
 # Changes whenever a rule changes: recorded with each scan, so a change triggers rescans.

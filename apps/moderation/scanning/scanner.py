@@ -32,6 +32,7 @@ from apps.moderation.scanning.detection import (
     category,
 )
 from apps.moderation.scanning.memo import ScanMemo
+from apps.moderation.scanning.runs import Runs
 
 __all__ = [
     "DEFAULT_ALLOWLIST",
@@ -131,7 +132,7 @@ class Scanner:
             data = hand.one_byte_copy(base)
         else:
             base = text
-        runs = hand.alphabet_runs(base, data)
+        runs = Runs(data)
         found = self._all(base, personal=True, use_library=True, runs=runs, data=data)
         unwrapped = normalize.unwrapped(base)
         for view, personal, use_library in (
@@ -166,7 +167,7 @@ class Scanner:
         *,
         personal: bool,
         use_library: bool,
-        runs: list[tuple[int, int]] | None = None,
+        runs: Runs | None = None,
         data: bytes | None = None,
     ) -> _Found:
         found: _Found = []
@@ -184,7 +185,7 @@ class Scanner:
                 self._take(match, rule, "value", text, found)
         for rule, match in matches["keyword"]:
             self._take(match, rule, "value", text, found)
-        self._aws_bare(text, hand.alphabet_runs(text, data) if runs is None else runs, found)
+        self._aws_bare(text, Runs(data) if runs is None else runs, found)
         if personal:
             for rule, match in matches["number"]:
                 self._take(match, rule, f"{rule.name}__v", text, found)
@@ -192,12 +193,12 @@ class Scanner:
                 self._ipv6_scan(text, found, ipv6)
         return found
 
-    def _aws_bare(self, text: str, runs: list[tuple[int, int]], out: _Found) -> None:
+    def _aws_bare(self, text: str, runs: Runs, out: _Found) -> None:
         """A bare AWS secret key: a run of exactly 40 characters of its alphabet, no `=` in it
         or before it (`KEY=<40 characters>` is the keyword rules' and the library's)."""
         allow = self.allowlist
-        for start, end in runs:
-            if end - start != 40 or (start and text[start - 1] == "="):
+        for start, end in runs.of_length(40):
+            if start and text[start - 1] == "=":
                 continue
             value = text[start:end]
             if "=" in value:

@@ -15,7 +15,7 @@ and times HTTP requests to it. The floor is the exact SQL each page ran (capture
 Django), executed with psycopg on a warm connection: what the database alone costs.
 
     .venv/bin/python bench/bench_list.py [--count 100000] [--events 20] [--requests 200] [--reload]
-        [--signals-only]
+        [--signals-only] [--search-only]
 
 Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/trajhub_bench),
 REDIS_URL (optional: the cache the pages use; without it a local file cache).
@@ -865,6 +865,11 @@ def main() -> None:
         help="only /stats/ (warm, cold, concurrent cold) and the API list's first page beside it",
     )
     parser.add_argument(
+        "--search-only",
+        action="store_true",
+        help="only the searches (API and browse), the API list's first page beside them",
+    )
+    parser.add_argument(
         "--no-stats",
         action="store_true",
         help="leave out /stats/ (its four-worker server may not start on a loaded machine)",
@@ -900,6 +905,12 @@ def main() -> None:
         signal_names = {name for name in plan if name.startswith("/browse/?") and "?q=" not in name}
         if args.stats_only:
             plan = {name: plan[name] for name in ("API list, first page", "API list, ?outcome=")}
+        elif args.search_only:
+            plan = {
+                name: paths
+                for name, paths in plan.items()
+                if name == "API list, first page" or paths[0] == "search"
+            }
         elif args.signals_only:
             plan = {
                 name: paths
@@ -928,7 +939,7 @@ def main() -> None:
                     else None,
                 }
             )
-        if not args.signals_only and not args.no_stats:
+        if not (args.signals_only or args.search_only or args.no_stats):
             results.extend(bench_stats(session, base, args.requests))
     finally:
         server.terminate()

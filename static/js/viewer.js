@@ -552,7 +552,6 @@
 
   // ---- find -------------------------------------------------------------------------------
 
-  var findTimer = null;
   var findRequest = 0;
 
   // The server answers a page of matches (FIND_PAGE steps from the reader's place, or from a
@@ -562,6 +561,8 @@
   // a query that matches 50,000 steps without the client ever holding them all. The reader's
   // filter goes with the request (hide=), so the counts and pages leave hidden steps out.
   var FIND_PAGE = 500;
+  // How long after a keystroke the list waits to fill its margins (the cards off screen).
+  var FIND_HOLD = 300;
 
   function emptyFind(query) {
     return { query: query, steps: [], types: {}, index: -1, hits: 0, matching: {}, offset: 0, matched: 0 };
@@ -643,7 +644,10 @@
 
   function askFind(query, where) {
     var url = base + "find?q=" + encodeURIComponent(query) + "&limit=" + FIND_PAGE +
-      (where.from !== undefined ? "&from=" + where.from : "&offset=" + (where.offset || 0)) + hiddenParam();
+      (where.from !== undefined ? "&from=" + where.from : "&offset=" + (where.offset || 0)) + hiddenParam() +
+      // The cards around the first match come with the answer: one request a keystroke, not
+      // three (the cards' two queued behind the next keystroke's find at 50,000 steps).
+      (where.from !== undefined && steps.windowed() ? "&cards=1" : "");
     if (findCache.has(url)) return Promise.resolve(findCache.get(url));
     if (findController) findController.abort();
     var controller = findController = new AbortController();
@@ -658,6 +662,7 @@
   }
 
   function takePage(data) {
+    if (data.cards) steps.keepCards(data.cards);
     find.steps = data.steps.map(function (row) { return row[0]; });
     find.types = {};
     find.matching = {};
@@ -681,17 +686,18 @@
 
   function runFind(query, jump) {
     var ticket = ++findRequest;
+    // Asked first, the page's own work done while the answer comes.
+    var asked = query ? askFind(query, { from: jump && jumpFrom ? jumpFrom : topVisibleStep() }) : null;
     clearMarks();
     find = emptyFind(query);
     prepare(cards());
-    if (!query) {
+    if (!asked) {
       if (findController) findController.abort();
       showFindStatus();
       return Promise.resolve();
     }
-    var from = jump && jumpFrom ? jumpFrom : topVisibleStep();
     if (findStatus) findStatus.textContent = "Searching…";
-    return askFind(query, { from: from }).then(function (data) {
+    return asked.then(function (data) {
       if (ticket !== findRequest) return;
       takePage(data);
       // The page starts at the first match from the reader's place (or the first of all).
@@ -764,19 +770,26 @@
   }
 
   if (findForm && findInput) {
-    findInput.addEventListener("focus", function () { jumpFrom = null; });
+    var warmed = false;
+    findInput.addEventListener("focus", function () {
+      jumpFrom = null;
+      // A long trajectory's index read into the server ahead of the first keystroke.
+      if (!warmed && steps.windowed()) {
+        warmed = true;
+        get(base + "find?warm=1").catch(function () {});
+      }
+    });
     findInput.addEventListener("input", function () {
-      clearTimeout(findTimer);
       if (jumpFrom === null) jumpFrom = topVisibleStep();
       var query = findInput.value.trim();
-      // Asked in the next task: a paste or an input method's burst of events asks once.
-      findTimer = setTimeout(function () { runFind(query, true); }, 0);
+      steps.holdMargins(FIND_HOLD);
+      if (query === find.query) return; // a space typed at the end: the same query
+      runFind(query, true);
     });
     findForm.addEventListener("submit", function (event) {
       event.preventDefault();
       var query = findInput.value.trim();
       if (query !== find.query) {
-        clearTimeout(findTimer);
         runFind(query, true);
       } else {
         goToMatch(1);

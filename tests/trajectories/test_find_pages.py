@@ -88,3 +88,29 @@ def test_the_index_kept_between_requests_is_not_used_once_the_map_changed(owner)
     for query in ("jane", "jane.doe", "example"):
         assert _find(trajectory, q=query)["matched"] == 0, query
     assert _find(trajectory, q="email_1")["matched"] == 1
+
+
+def test_cards_come_with_the_answer_around_its_first_match_redacted_for_visitors(owner):
+    trajectory = _indexed(owner, redactions={EMAIL: "<EMAIL_1>"})
+    answer = _find(trajectory, q="sent to", cards="1", **{"from": "1"})
+    first = answer["steps"][0][0]
+    assert f'id="step-{first}"' in answer["cards"]
+    assert "&lt;EMAIL_1&gt;" in answer["cards"] and EMAIL not in answer["cards"]
+    assert "cards" not in _find(trajectory, q="sent to")  # only when asked
+    assert "cards" not in _find(trajectory, q="zzz-nowhere", cards="1")
+
+
+def test_warm_reads_the_index_ahead_so_a_keystroke_reads_nothing_of_it(owner):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.trajectories.selectors import find_store
+
+    trajectory = _indexed(owner)
+    find_store.clear()
+    assert _find(trajectory, warm="1")["steps"] == []
+    with CaptureQueriesContext(connection) as captured:
+        assert _find(trajectory, q="r", limit=5)["matched"] > 5
+        assert _find(trajectory, q="round 1", limit=5)["matched"] > 0
+    index = "trajectories_findindex"
+    assert not [query for query in captured.captured_queries if index in query["sql"]]

@@ -253,3 +253,16 @@ def _read(trajectory: Trajectory, key: tuple[Any, ...]) -> Head | None:
     if total == trajectory.num_events:
         _kept.put(key, head)
     return head
+
+
+def warm(trajectory: Trajectory) -> bool:
+    """Read the trajectory's index, head and columns, into this process ahead of the reader's
+    first keystroke (the viewer asks when its find box gets the focus): a long trajectory's
+    first one-letter query otherwise waits for 20 MB to be read. False if it has none current."""
+    head = head_of(trajectory, placed=False)
+    if head is None:
+        return False
+    for column, dtype in (("postings", PAIR), ("occurrences", OCCURRENCE)):
+        if column not in head.whole and (column == "postings" or head.placed):
+            head._read_whole(column, dtype)
+    return True

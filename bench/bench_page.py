@@ -512,6 +512,11 @@ def bench_lengths(args) -> int:
             "find?q=openhands openhands": f"{base}find?q=openhands%20openhands",
             # A phrase of four words with punctuation, in every read and edit.
             "find?q=result of running `cat": f"{base}find?q=result%20of%20running%20%60cat",
+            # As the viewer asks at each keystroke (a page of 500 from the reader's place,
+            # with the cards around the first match): one letter, matching every step, and a
+            # prefix of the phrase above.
+            "viewer find e": f"{base}find?q=e&limit=500&from=1&cards=1",
+            "viewer find result of r": f"{base}find?q=result%20of%20r&limit=500&from=1&cards=1",
         }
         for url in urls.values():
             assert visitor.get(url).status_code == 200, url

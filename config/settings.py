@@ -477,6 +477,8 @@ TRAJHUB_SCAN_ALLOWLIST: dict = {
 TRAJHUB_SCAN_SWEEP_LOCK_SECONDS = env_int("TRAJHUB_SCAN_SWEEP_LOCK_SECONDS", 30)
 TRAJHUB_SCAN_SWEEP_BATCH = env_int("TRAJHUB_SCAN_SWEEP_BATCH", 200)
 TRAJHUB_SCAN_MAX_FINDINGS = env_int("TRAJHUB_SCAN_MAX_FINDINGS", 1000)  # rows kept per trajectory
+# Find indexes kept in each web process between keystrokes (selectors/find_store.py).
+TRAJHUB_FIND_CACHE_MB = env_int("TRAJHUB_FIND_CACHE_MB", 128)
 # A trajectory with more distinct found values than this (emails, keys, ...) is held for a
 # moderator instead of approved with its personal data redacted.
 TRAJHUB_SCAN_MAX_DISTINCT = env_int("TRAJHUB_SCAN_MAX_DISTINCT", 500)

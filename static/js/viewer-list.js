@@ -443,10 +443,20 @@
           }
         }
       }
-      if (missing) fetchFor(missing, pivot);
+      if (!missing) return;
+      var wait = holdUntil - performance.now();
+      if (wait > 0) {
+        // The margins wait while the reader types in find: each of their fetches would queue
+        // ahead of the next keystroke's find.
+        if (!holdTimer) holdTimer = setTimeout(function () { holdTimer = 0; schedule(); }, wait);
+        return;
+      }
+      fetchFor(missing, pivot);
     }
 
     var changed = false;
+    var holdUntil = 0;
+    var holdTimer = 0;
 
     function schedule() {
       if (!scheduled) scheduled = requestAnimationFrame(update);
@@ -593,6 +603,10 @@
       setFilter: setFilter,
       setTime: setTime,
       learnTypes: learnTypes,
+      // Cards that came with another answer (find's, around its first match): kept as a
+      // fetch's would be, so that showing that match asks nothing more.
+      keepCards: function (html) { return windowing ? keep(html) : 0; },
+      holdMargins: function (ms) { holdUntil = Math.max(holdUntil, performance.now() + ms); },
       renderAll: renderAll,
       resume: resume,
       typeOf: function (step) { return types[step] ? typeNames[types[step]] : null; },

@@ -32,7 +32,7 @@
 
   var current = total; // time travel: steps after `current` are "later" (dimmed or hidden)
   var hiddenTypes = {};
-  var find = { query: "", steps: [], types: {}, index: -1, hits: 0, matching: {} };
+  var find = { query: "", steps: [], types: {}, index: -1, hits: 0, matching: {}, offset: 0, matched: 0 };
 
   if (tools && total > 0) tools.hidden = false;
 
@@ -530,7 +530,8 @@
     var copy = {};
     for (var type in hiddenTypes) if (hiddenTypes[type]) copy[type] = true;
     steps.setFilter(copy, total ? shownSteps / total : 1);
-    if (find.query) showFindStatus();
+    // The counts and pages leave the hidden types out: asked again with the new filter.
+    if (find.query) runFind(find.query, false);
   }
 
   if (filterBox) {
@@ -551,11 +552,20 @@
 
   // ---- find -------------------------------------------------------------------------------
 
-  var findTimer = null;
   var findRequest = 0;
 
-  function findable() {
-    return find.steps.filter(function (step) { return !hiddenTypes[find.types[step]]; });
+  // The server answers a page of matches (FIND_PAGE steps from the reader's place, or from a
+  // rank) with the counts of all: find.steps is that page, find.offset the rank of its first
+  // step among all the matches, find.index the current match within the page. Next and
+  // previous past either end of the page ask for the page beyond, so they walk every match of
+  // a query that matches 50,000 steps without the client ever holding them all. The reader's
+  // filter goes with the request (hide=), so the counts and pages leave hidden steps out.
+  var FIND_PAGE = 500;
+  // How long after a keystroke the list waits to fill its margins (the cards off screen).
+  var FIND_HOLD = 300;
+
+  function emptyFind(query) {
+    return { query: query, steps: [], types: {}, index: -1, hits: 0, matching: {}, offset: 0, matched: 0 };
   }
 
   function showFindStatus() {
@@ -564,14 +574,13 @@
       findStatus.textContent = "";
       return;
     }
-    var matches = findable();
-    if (!matches.length) {
+    if (!find.matched) {
       findStatus.textContent = "No matches";
       return;
     }
-    var position = find.index >= 0 ? matches.indexOf(find.steps[find.index]) + 1 : 0;
-    findStatus.textContent = (position ? position + " / " : "") + matches.length + " step" +
-      (matches.length === 1 ? "" : "s") + " · " + find.hits + " match" + (find.hits === 1 ? "" : "es");
+    var position = find.index >= 0 ? find.offset + find.index + 1 : 0;
+    findStatus.textContent = (position ? position + " / " : "") + find.matched + " step" +
+      (find.matched === 1 ? "" : "s") + " · " + find.hits + " match" + (find.hits === 1 ? "" : "es");
   }
 
   function clearMarks() {
@@ -618,75 +627,125 @@
   }
 
   // Find as you type: the first match from the reader's place is on screen within a few
-  // frames of the last keystroke. The query goes out FIND_DEBOUNCE ms after typing stops (a
-  // human's keys come 80+ ms apart, so each pause asks); an answer to an older query is
-  // dropped and its request aborted; answers are kept, so going back a letter asks nothing; and
-  // only the cards around the match shown are fetched (viewer-list.js).
-  var FIND_DEBOUNCE = 35;
+  // frames of the last keystroke. Each keystroke asks at once (no pause to wait for the next
+  // key: a pause spends what the answer has); the request of the letter before is aborted and
+  // its answer dropped; each answer is a page, cheap on the server however common the query
+  // (a one-letter query matches every step of a long run), so the aborted ones the server
+  // still serves are done before the last arrives; answers are kept, so going back a letter
+  // asks nothing; and only the cards around the match shown are fetched (viewer-list.js).
   var findCache = new Map();
   var findController = null;
 
-  function askFind(query) {
-    if (findCache.has(query)) return Promise.resolve(findCache.get(query));
+  function hiddenParam() {
+    var names = [];
+    for (var type in hiddenTypes) if (hiddenTypes[type]) names.push(type);
+    return names.length ? "&hide=" + encodeURIComponent(names.sort().join(",")) : "";
+  }
+
+  function askFind(query, where) {
+    var url = base + "find?q=" + encodeURIComponent(query) + "&limit=" + FIND_PAGE +
+      (where.from !== undefined ? "&from=" + where.from : "&offset=" + (where.offset || 0)) + hiddenParam() +
+      // The cards around the first match come with the answer: one request a keystroke, not
+      // three (the cards' two queued behind the next keystroke's find at 50,000 steps).
+      (where.from !== undefined && steps.windowed() ? "&cards=1" : "");
+    if (findCache.has(url)) return Promise.resolve(findCache.get(url));
     if (findController) findController.abort();
     var controller = findController = new AbortController();
-    return get(base + "find?q=" + encodeURIComponent(query), controller.signal).then(function (response) {
+    return get(url, controller.signal).then(function (response) {
       return response.json();
     }).then(function (data) {
       if (findController === controller) findController = null;
-      findCache.set(query, data);
+      findCache.set(url, data);
       if (findCache.size > 50) findCache.delete(findCache.keys().next().value);
       return data;
     });
   }
 
+  function takePage(data) {
+    if (data.cards) steps.keepCards(data.cards);
+    find.steps = data.steps.map(function (row) { return row[0]; });
+    find.types = {};
+    find.matching = {};
+    data.steps.forEach(function (row) {
+      find.types[row[0]] = row[2];
+      find.matching[row[0]] = true;
+    });
+    steps.learnTypes(data.steps);
+    find.offset = data.offset || 0;
+    find.matched = data.matched;
+    find.hits = data.total;
+    prepare(cards());
+  }
+
+  function failed(ticket) {
+    return function (error) {
+      if (ticket !== findRequest || (error && error.name === "AbortError")) return;
+      if (findStatus) findStatus.textContent = "Search failed";
+    };
+  }
+
   function runFind(query, jump) {
     var ticket = ++findRequest;
+    // Asked first, the page's own work done while the answer comes.
+    var asked = query ? askFind(query, { from: jump && jumpFrom ? jumpFrom : topVisibleStep() }) : null;
     clearMarks();
-    find = { query: query, steps: [], types: {}, index: -1, hits: 0, matching: {} };
+    find = emptyFind(query);
     prepare(cards());
-    if (!query) {
+    if (!asked) {
       if (findController) findController.abort();
       showFindStatus();
       return Promise.resolve();
     }
-    if (findStatus && !findCache.has(query)) findStatus.textContent = "Searching…";
-    return askFind(query).then(function (data) {
+    if (findStatus) findStatus.textContent = "Searching…";
+    return asked.then(function (data) {
       if (ticket !== findRequest) return;
-      find.steps = data.steps.map(function (row) { return row[0]; });
-      data.steps.forEach(function (row) {
-        find.types[row[0]] = row[2];
-        find.matching[row[0]] = true;
-      });
-      steps.learnTypes(data.steps);
-      find.hits = data.total;
-      prepare(cards());
-      showFindStatus();
-      if (jump) goToMatch(1, { from: jumpFrom });
-    }).catch(function (error) {
-      if (ticket !== findRequest || (error && error.name === "AbortError")) return;
-      if (findStatus) findStatus.textContent = "Search failed";
-    });
+      takePage(data);
+      // The page starts at the first match from the reader's place (or the first of all).
+      if (jump && find.steps.length) showMatch(0);
+      else showFindStatus();
+    }).catch(failed(ticket));
   }
 
   // Where find as you type starts from: the reader's place when they began typing, so that
   // each letter looks from there rather than from the previous letter's match.
   var jumpFrom = null;
 
-  function goToMatch(delta, options) {
-    var matches = findable();
-    if (!matches.length) return;
-    var currentStep = find.index >= 0 ? find.steps[find.index] : null;
-    var next;
-    if (currentStep === null) {
-      var from = options && options.from ? options.from : topVisibleStep();
-      next = delta > 0 ? matches.filter(function (s) { return s >= from; })[0] || matches[0]
-        : matches.filter(function (s) { return s < from; }).pop() || matches[matches.length - 1];
-    } else {
-      var at = matches.indexOf(currentStep);
-      next = matches[(at + delta + matches.length) % matches.length];
+  // The match of rank `rank` among all, from this page or the page that holds it (the one
+  // starting there going forward, the one ending there going back).
+  function goToRank(rank, delta) {
+    if (rank >= find.offset && rank < find.offset + find.steps.length) {
+      showMatch(rank - find.offset);
+      return Promise.resolve();
     }
-    find.index = find.steps.indexOf(next);
+    var ticket = findRequest;
+    var start = delta > 0 ? rank : Math.max(0, rank - FIND_PAGE + 1);
+    return askFind(find.query, { offset: start }).then(function (data) {
+      if (ticket !== findRequest) return;
+      takePage(data);
+      if (rank - find.offset < find.steps.length) showMatch(rank - find.offset);
+    }).catch(failed(ticket));
+  }
+
+  function goToMatch(delta) {
+    if (!find.matched) return;
+    if (find.index >= 0) {
+      goToRank((find.offset + find.index + delta + find.matched) % find.matched, delta);
+      return;
+    }
+    // No current match yet: the first from the reader's place (or the last before it).
+    var ticket = findRequest;
+    askFind(find.query, { from: topVisibleStep() }).then(function (data) {
+      if (ticket !== findRequest) return;
+      takePage(data);
+      if (!find.matched) return showFindStatus();
+      if (delta > 0) showMatch(0);
+      else goToRank((find.offset - 1 + find.matched) % find.matched, -1);
+    }).catch(failed(ticket));
+  }
+
+  function showMatch(index) {
+    var next = find.steps[index];
+    find.index = index;
     showFindStatus();
     var ticket = ++navigation;
     if (next > current) {
@@ -711,19 +770,26 @@
   }
 
   if (findForm && findInput) {
-    findInput.addEventListener("focus", function () { jumpFrom = null; });
+    var warmed = false;
+    findInput.addEventListener("focus", function () {
+      jumpFrom = null;
+      // A long trajectory's index read into the server ahead of the first keystroke.
+      if (!warmed && steps.windowed()) {
+        warmed = true;
+        get(base + "find?warm=1").catch(function () {});
+      }
+    });
     findInput.addEventListener("input", function () {
-      clearTimeout(findTimer);
       if (jumpFrom === null) jumpFrom = topVisibleStep();
       var query = findInput.value.trim();
-      // A query answered before is shown at once; a new one after a short pause.
-      findTimer = setTimeout(function () { runFind(query, true); }, findCache.has(query) ? 0 : FIND_DEBOUNCE);
+      steps.holdMargins(FIND_HOLD);
+      if (query === find.query) return; // a space typed at the end: the same query
+      runFind(query, true);
     });
     findForm.addEventListener("submit", function (event) {
       event.preventDefault();
       var query = findInput.value.trim();
       if (query !== find.query) {
-        clearTimeout(findTimer);
         runFind(query, true);
       } else {
         goToMatch(1);

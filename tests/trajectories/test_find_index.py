@@ -289,11 +289,11 @@ def test_a_query_matching_many_words_reads_the_whole_column(owner, monkeypatch):
     """Past MANY_TERMS matched words the postings and occurrences are read whole, not sliced
     word by word (a one-letter query matched 25,000 words of a 50,000-step run: 5 s of
     slices); the answer is the same."""
-    from apps.trajectories.selectors import find
+    from apps.trajectories.selectors import find_store
 
     trajectory = _indexed(owner, redactions={EMAIL: "<EMAIL_1>"})
     loaded = _loaded(trajectory)
-    monkeypatch.setattr(find, "MANY_TERMS", 1)
+    monkeypatch.setattr(find_store, "MANY_TERMS", 1)
     for query in ("e", "s", "round 8:", "tests/test_1", "passed   ["):
         assert find_by_index(loaded, query, show_original=False) == find_by_reading(
             loaded, query, show_original=False

@@ -39,6 +39,7 @@ from apps.trajectories.rendering.result_card import (
     tools_html,
 )
 from apps.trajectories.rendering.text import marks_for
+from apps.trajectories.selectors import find_store
 from apps.trajectories.selectors.find import snippets
 from apps.trajectories.selectors.redactions import redaction_count
 from apps.trajectories.selectors.viewer import (
@@ -63,6 +64,11 @@ CHUNK_BYTES = 600_000
 FIND_MAX_QUERY = 200
 FIND_MAX_STEPS = 5000
 FIND_MAX_SNIPPETS = 100
+# The cards around a find answer's first match (`cards=1`): viewer-list.js's JUMP_BEFORE and
+# JUMP_BEFORE + 1 + JUMP_AFTER.
+FIND_CARDS_BEFORE = 4
+FIND_CARDS = 19
+FIND_MAX_HIDDEN = 64  # types a reader's filter may hide (a trajectory has a few)
 EXPORT_FORMATS = [
     ("openhands", "OpenHands JSON"),
     ("openai", "OpenAI messages"),
@@ -374,23 +380,53 @@ def trajectory_event_block(
 @require_safe
 def trajectory_find(request: HttpRequest, share_id: str) -> HttpResponse:
     """Steps whose text matches `q` (JSON): {"q", "steps": [[step, hits, type], ...], "total":
-    hits in all, "matched": steps in all, "offset", "next": the offset of the next page or
-    null}. `limit` and `offset` page the steps (default: the first FIND_MAX_STEPS);
-    `snippets=1` adds "snippets": [[step, text], ...], a short redacted piece around each
-    returned step's first hit (at most FIND_MAX_SNIPPETS steps)."""
+    hits in all, "matched": steps in all, "offset": the rank of the first step returned among
+    all, "next": the offset of the next page or null}. `limit` and `offset` page the steps
+    (default: the first FIND_MAX_STEPS); `from=<step>` starts the page at the first match at or
+    after that step (the first match of all when none is: find wraps), so a reader far into a
+    long trajectory gets the matches around them, not the first thousands; `hide=<type>,...`
+    leaves out the steps of the types the reader's filter hides (the counts too); `cards=1` adds
+    "cards": the HTML of the cards around the page's first match, as `events?after=` gives
+    them; `warm=1` without `q` reads the index into this process ahead of the first keystroke.
+    `snippets=1`
+    adds "snippets": [[step, text], ...], a short redacted piece around each returned step's
+    first hit (at most FIND_MAX_SNIPPETS steps)."""
     access = trajectory_access(request, share_id)
     query = (request.GET.get("q") or "").strip()[:FIND_MAX_QUERY]
     offset = _int(request.GET.get("offset"), 0)
     limit = _int(request.GET.get("limit"), FIND_MAX_STEPS, low=1, high=FIND_MAX_STEPS)
+    start = request.GET.get("from")
+    if start is not None and not start.isdigit():
+        return JsonResponse({"error": "from must be a step number"}, status=400)
+    hidden = {name for name in (request.GET.get("hide") or "").split(",")[:FIND_MAX_HIDDEN] if name}
     want_snippets = request.GET.get("snippets") == "1"
+    if not query and request.GET.get("warm") == "1":
+        find_store.warm(access.trajectory)
     payload: dict[str, Any] = {"q": query, "steps": [], "total": 0, "matched": 0}
     payload.update(offset=offset, next=None)
     if query:
         found = event_find(access.trajectory, query, show_original=access.show_original)
-        page = found.steps[offset : offset + limit]
-        payload.update(steps=page, total=found.total, matched=len(found.steps))
-        if offset + limit < len(found.steps):
+        found = found.without(hidden)
+        if start is not None:
+            offset = found.rank(int(start))
+            if offset >= found.matched:
+                offset = 0
+        payload.update(
+            steps=found.page(offset, limit),
+            total=found.total,
+            matched=found.matched,
+            offset=offset,
+        )
+        if offset + limit < found.matched:
             payload["next"] = offset + limit
+    if request.GET.get("cards") == "1" and payload["steps"]:
+        # The cards the viewer shows for the page's first match (as `events?after=` would
+        # give them), so that find as you type is one request a keystroke.
+        first = payload["steps"][0][0]
+        after = max(0, first - 1 - FIND_CARDS_BEFORE)
+        payload["cards"] = str(
+            render_chunk(access, after=after, limit=FIND_CARDS, budget=CHUNK_BYTES).html
+        )
     if want_snippets:
         steps = [step for step, _, _ in payload["steps"][:FIND_MAX_SNIPPETS]]
         payload["snippets"] = (

@@ -247,3 +247,26 @@ def test_the_scan_takes_the_depth_limit_and_refuses_one_level_more(extra):
             stream.scan(body, format=None, limits=Limits(max_depth=limit))
     else:
         assert stream.scan(body, format=None, limits=Limits(max_depth=limit)) is not None
+
+
+def test_raw_copies_written_at_once_or_after_an_abandoned_one_stay_whole():
+    """The kept compressor serves one copy at a time: a second writer opened meanwhile gets its
+    own, and one opened after an abandoned copy starts afresh."""
+    from apps.trajectories.services.storage import RawWriter
+
+    def text(copy) -> bytes:
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj().decompress(copy.compressed.read())
+
+    abandoned = RawWriter()
+    abandoned.write(b"a" * 100_000)
+    first, second = RawWriter(), RawWriter()
+    first.write(b"first " * 1000)
+    second.write(b"second " * 1000)
+    assert text(second.done()) == b"second " * 1000
+    assert text(first.done()) == b"first " * 1000
+    del abandoned
+    again = RawWriter()
+    again.write(b"again")
+    assert text(again.done()) == b"again"

@@ -23,7 +23,7 @@ from typing import IO, Any
 import ijson
 from ijson.common import ObjectBuilder
 
-from apps.trajectories.importers import FORMATS, Limits, _check_field, check_limits, openhands_share
+from apps.trajectories.importers import FORMATS, Limits, check_field, check_limits, openhands_share
 from apps.trajectories.importers.base import (
     CanonicalEvent,
     CanonicalTrajectory,
@@ -135,9 +135,9 @@ def _walk(
             if event == "map_key":
                 field = value
                 if len(value) > threshold:
-                    _check_field(value, limits, f"event {count - 1}", "")
+                    check_field(value, limits, f"event {count - 1}", "")
             elif event == "string" and len(value) > threshold:
-                _check_field(value, limits, f"event {count - 1}", field)
+                check_field(value, limits, f"event {count - 1}", field)
             continue
         if builder is None:
             builder = ObjectBuilder()

@@ -70,8 +70,9 @@ class PreparedEvent(EventRow):
     fingerprint: bytes
 
 
-# Prepared rows up to this stay in memory; beyond, they wait for the insert in a temporary file.
-EVENT_SPOOL_BYTES = 256 * 1024
+# Prepared rows up to this stay in memory; beyond, they wait for the insert in a temporary file
+# (small, under glibc's mmap threshold: see core/http.CHUNK).
+EVENT_SPOOL_BYTES = 64 * 1024
 
 
 class EventSpool:

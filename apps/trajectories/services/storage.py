@@ -8,7 +8,9 @@ import hashlib
 import logging
 import secrets
 import tempfile
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -103,15 +105,27 @@ def delete_on_commit(path: str) -> None:
 
 # A raw copy over this is spooled to a temporary file until it is stored: a 20 MB upload of
 # screenshots compresses to little less, and would otherwise be held through the whole ingest.
-RAW_SPOOL_BYTES = 1024 * 1024
+# (Small, under glibc's mmap threshold: see core/http.CHUNK.)
+RAW_SPOOL_BYTES = 64 * 1024
 
 
-# Level 3 with a 128 KB window and small match tables: level 3's own 2 MB window and tables grew
-# the process by ~2 MB on a 1 MB upload, alone twice its size (issue 24), for a copy 12 %
-# smaller at 1 MB and 2.6 % at 20 MB (screenshots' base64 hardly compresses either way).
-RAW_ZSTD = zstandard.ZstdCompressionParameters.from_level(
-    3, window_log=17, hash_log=15, chain_log=15
-)
+# One compressor a thread, kept: level 3's context (its window and match tables, ~3.6 MB) made
+# afresh for each upload grew the process by ~2 MB on a 1 MB upload, alone twice its size (issue
+# 24); kept, it is the process's own from the first upload on. A context serves one stream at a
+# time (a new stream resets it, an abandoned one included): a writer opened while another of the
+# thread's is still alive gets a fresh one.
+_compressors = threading.local()
+
+
+def _compressor(owner: object) -> zstandard.ZstdCompressor:
+    current = getattr(_compressors, "owner", None)
+    if current is not None and current() is not None:
+        return zstandard.ZstdCompressor(level=3)
+    compressor = getattr(_compressors, "compressor", None)
+    if compressor is None:
+        compressor = _compressors.compressor = zstandard.ZstdCompressor(level=3)
+    _compressors.owner = weakref.ref(owner)
+    return compressor
 
 
 @dataclass
@@ -172,9 +186,7 @@ class RawWriter:
         self.spool = tempfile.SpooledTemporaryFile(max_size=RAW_SPOOL_BYTES)
         self.digest = hashlib.sha256()
         self.size = 0
-        self.writer = zstandard.ZstdCompressor(compression_params=RAW_ZSTD).stream_writer(
-            self.spool, closefd=False
-        )
+        self.writer = _compressor(self).stream_writer(self.spool, closefd=False)
 
     def write(self, chunk: bytes) -> None:
         self.digest.update(chunk)
@@ -183,6 +195,8 @@ class RawWriter:
 
     def done(self) -> RawCopy:
         self.writer.close()
+        if getattr(_compressors, "owner", None) is not None and _compressors.owner() is self:
+            _compressors.owner = None
         self.spool.seek(0)
         return RawCopy(compressed=self.spool, size=self.size, sha256=self.digest.hexdigest())
 

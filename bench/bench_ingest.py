@@ -12,10 +12,10 @@ The floor, measured in the same run on the same payloads: orjson.loads of the bo
 event rows (read back from trajectories_event) written with one COPY into a scratch table of the
 same shape (LIKE trajectories_event INCLUDING ALL), data serialised with orjson, committed.
 
-Targets (DESIGN.md): 1 MB median <= 3x the floor's median; the 20 MB upload accepted while the
-server grows by <= 5x its size (DESIGN.md asks 2x: both are printed; one JSON document is
-parsed whole by orjson, whose peak alone is over 2x); the 20 MB Claude Code session within the
-ingest targets, DESIGN.md's 2x included (JSON Lines are read one record at a time).
+Targets (DESIGN.md): 1 MB median <= 3x the floor's median; the 1 MB and the 20 MB upload
+accepted while the server grows by <= 2x its size (a share payload is read as a stream:
+importers/stream.py); the 20 MB Claude Code session within the ingest targets, the 2x included
+(JSON Lines are read one record at a time).
 
     .venv/bin/python bench/bench_ingest.py                      # all three sizes
     .venv/bin/python bench/bench_ingest.py --sizes 1mb --repeat 30
@@ -350,7 +350,8 @@ def report_size(size: str, samples: list[dict]) -> None:
         f"{label:>6}: n={len(samples):<3} {mb:6.2f} MB  {samples[0]['rows']:>5} events  "
         f"median {median * 1000:8.1f} ms  p95 {p95 * 1000:8.1f} ms  {mb / median:6.1f} MB/s  "
         f"| floor median {floor_median * 1000:7.1f} ms  ratio {median / floor_median:5.2f}x  "
-        f"| peak RSS growth {growth / 1e6:6.1f} MB = {growth / (mb * 1e6):4.2f}x payload",
+        f"| peak RSS growth {growth / 1e6:6.1f} MB = {growth / (mb * 1e6):4.2f}x payload "
+        f"(median {statistics.median(s['growth'] for s in samples) / 1e6:.1f} MB)",
         flush=True,
     )
 
@@ -377,14 +378,15 @@ def verdict(results: dict) -> bool:
             f"target 20 MB Claude Code session: median {ratio:.2f}x floor (<= 3x), server growth "
             f"{worst:.2f}x payload (<= 2x, DESIGN.md)  {'PASS' if passed else 'FAIL'}"
         )
-    if "20mb" in results:
-        samples = results["20mb"]
-        worst = max(s["growth"] / s["bytes"] for s in samples)
-        passed = worst <= 5.0
+    for size in ("1mb", "20mb"):
+        if size not in results:
+            continue
+        worst = max(s["growth"] / s["bytes"] for s in results[size])
+        passed = worst <= 2.0
         ok &= passed
         print(
-            f"target 20 MB accepted, server growth <= 5x payload: all 201, worst {worst:.2f}x  "
-            f"{'PASS' if passed else 'FAIL'}"
+            f"target {SIZES[size]['label']} accepted, server growth <= 2x payload (DESIGN.md): "
+            f"all 201, worst {worst:.2f}x  {'PASS' if passed else 'FAIL'}"
         )
     return ok
 

@@ -11,13 +11,18 @@ decompressed limit, so a gzip bomb costs at most the limit in memory.
 from __future__ import annotations
 
 import io
+import tempfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 from django.conf import settings
 from django.http import HttpRequest
 
-CHUNK = 256 * 1024
+# Read, spooled and inflated in pieces under glibc's mmap threshold (128 KB): bigger buffers are
+# mapped and unmapped afresh each request, and a 1 MB upload's process grew by them again and
+# again (issue 24: 1.5 MB a request, where pieces this size reuse the heap).
+CHUNK = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -106,56 +111,89 @@ def _stream_chunks(request: HttpRequest) -> Iterable[bytes]:
 
 def read_request_body(request: HttpRequest) -> bytes:
     """The (inflated) request body, enforcing the body and decompressed-size limits."""
+    with read_request_body_file(request, spool_bytes=2**62) as file:
+        # An in-memory spool hands its buffer over: the body is not held twice.
+        return file.getvalue() if isinstance(file, io.BytesIO) else file.read()
+
+
+# Bodies up to this stay in memory; bigger ones go to a temporary file as they are read, so
+# that a 20 MB upload read as a stream (importers.stream) is never held in the process (small,
+# as CHUNK is).
+BODY_SPOOL_BYTES = 64 * 1024
+
+
+def read_request_body_file(
+    request: HttpRequest, *, spool_bytes: int = BODY_SPOOL_BYTES
+) -> IO[bytes]:
+    """The (inflated) request body in a file positioned at its start, read chunk by chunk
+    (gzip inflated as it comes) within the body and decompressed-size limits: in memory up to
+    `spool_bytes`, else in a temporary file."""
     check_declared_length(request)
     encoding = content_encoding(request)
     limit = settings.TRAJHUB_MAX_BODY_BYTES
-    # BytesIO hands its buffer over in getvalue(): the body is not held twice while read.
-    buffer = io.BytesIO()
-    total = 0
-    for chunk in _stream_chunks(request):
-        total += len(chunk)
-        if total > limit:
-            raise BodyError(f"the request body is over the limit of {_mb(limit)}", status=413)
-        buffer.write(chunk)
-    body = buffer.getvalue()
-    del buffer
-    if encoding == "gzip":
-        return gunzip(body)
-    return body
+    file: IO[bytes] = (
+        io.BytesIO() if spool_bytes >= limit else tempfile.SpooledTemporaryFile(spool_bytes)
+    )
+    inflater = _Inflater() if encoding == "gzip" else None
+    try:
+        total = 0
+        for chunk in _stream_chunks(request):
+            total += len(chunk)
+            if total > limit:
+                raise BodyError(f"the request body is over the limit of {_mb(limit)}", status=413)
+            for part in inflater.feed(chunk) if inflater is not None else (chunk,):
+                file.write(part)
+        if inflater is not None:
+            inflater.finish()
+    except BaseException:
+        file.close()
+        raise
+    file.seek(0)
+    return file
 
 
 def gunzip(data: bytes) -> bytes:
     """Inflate gzip `data`, refusing to produce more than the decompressed-size limit."""
-    limit = settings.TRAJHUB_MAX_DECOMPRESSED_BYTES
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    parts: list[bytes] = []
-    produced = 0
-    pending = data
-    try:
-        while pending:
-            part = inflater.decompress(pending, limit - produced + 1)
-            produced += len(part)
-            if produced > limit:
-                raise BodyError(
-                    f"the gzip body inflates past the limit of {_mb(limit)}", status=413
-                )
-            parts.append(part)
-            pending = inflater.unconsumed_tail
-            if inflater.eof:
-                # Concatenated gzip members are valid gzip: continue with the next one.
-                rest = inflater.unused_data
-                if rest and rest.strip(b"\x00"):
-                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-                    pending = rest
-                else:
-                    break
-            elif not part and not pending:
-                break
-        if not inflater.eof:
-            raise BodyError("the gzip body is truncated")
-    except zlib.error as exc:
-        raise BodyError(f"the body is not valid gzip ({exc})") from None
+    inflater = _Inflater()
+    parts = list(inflater.feed(data))
+    inflater.finish()
     return b"".join(parts)
+
+
+class _Inflater:
+    """gzip inflated chunk by chunk, within the decompressed-size limit (a gzip bomb costs at
+    most the limit); concatenated members are valid gzip and inflate one after the other, and
+    zero padding may follow the last."""
+
+    def __init__(self) -> None:
+        self.limit = settings.TRAJHUB_MAX_DECOMPRESSED_BYTES
+        self.inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        self.produced = 0
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        pending = data
+        try:
+            while pending:
+                if self.inflater.eof:
+                    if not pending.strip(b"\x00"):
+                        return  # zero padding after the last member
+                    self.inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                part = self.inflater.decompress(pending, self.limit - self.produced + 1)
+                self.produced += len(part)
+                if self.produced > self.limit:
+                    raise BodyError(
+                        f"the gzip body inflates past the limit of {_mb(self.limit)}", status=413
+                    )
+                if part:
+                    yield part
+                eof = self.inflater.eof
+                pending = self.inflater.unused_data if eof else self.inflater.unconsumed_tail
+        except zlib.error as exc:
+            raise BodyError(f"the body is not valid gzip ({exc})") from None
+
+    def finish(self) -> None:
+        if not self.inflater.eof:
+            raise BodyError("the gzip body is truncated")
 
 
 def maybe_gunzip(data: bytes) -> bytes:

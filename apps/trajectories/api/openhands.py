@@ -9,14 +9,14 @@ older UIs show to the person.
 
 from __future__ import annotations
 
-import re
+from typing import IO
 
 from django.http import Http404, HttpRequest, HttpResponseRedirect, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import AuthenticationFailed
 
 from apps.accounts.authentication import ApiTokenAuthentication
-from apps.core.http import BodyError, client_ip, read_request_body
+from apps.core.http import BodyError, client_ip, read_request_body_file
 from apps.core.ratelimit import RateLimited
 from apps.trajectories import services
 from apps.trajectories.importers import FORMATS, FormatError
@@ -29,10 +29,9 @@ PAYLOAD_SHAPE = (
 )
 
 
-# Looked at without copying the (possibly 50 MB) body.
 # A byte-order mark may lead (Windows tools write one); the importers skip it, as the API does.
-OBJECT_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{")
-BLANK = re.compile(rb"\s*\Z")
+BOM = b"\xef\xbb\xbf"
+HEAD_CHUNK = 64 * 1024
 
 
 def _envelope(status: int, message: str, **body: object) -> JsonResponse:
@@ -47,6 +46,23 @@ def _success_message(warnings: list[dict]) -> str:
     where = ", ".join(w["where"] for w in warnings[:3]) + (", ..." if len(warnings) > 3 else "")
     count = f"{len(warnings)} event{'s' if len(warnings) != 1 else ''}"
     return f"{SUCCESS_MESSAGE}; {count} left out as not events ({where}): see body.warnings"
+
+
+def _first_byte(file: IO[bytes]) -> bytes:
+    """The body's first byte after a byte-order mark and whitespace: b"" for a body of
+    whitespace alone, b"\xef" for a mark and nothing else (not a share payload either). Read
+    from the file in chunks (it may be 50 MB), which is put back at its start."""
+    bom = file.read(len(BOM)) == BOM
+    if not bom:
+        file.seek(0)
+    first = b""
+    while chunk := file.read(HEAD_CHUNK):
+        stripped = chunk.lstrip()  # ASCII whitespace, what JSON allows around a value
+        if stripped:
+            first = stripped[:1]
+            break
+    file.seek(0)
+    return BOM[:1] if bom and not first else first
 
 
 def _share_format() -> str | None:
@@ -72,13 +88,14 @@ def share_od_trajectory(request: HttpRequest) -> JsonResponse:
     if authenticated is not None:
         user = authenticated[0]
     try:
-        data = read_request_body(request)
+        # To a temporary file when big: the payload is read from it as a stream.
+        data = read_request_body_file(request)
     except BodyError as exc:
         return _envelope(exc.status, exc.message)
-    if not OBJECT_START.match(data):
+    first = _first_byte(data)
+    if first != b"{":
         # OpenHands always sends one object; anything else is not a share payload.
-        message = "the body is empty" if BLANK.match(data) else PAYLOAD_SHAPE
-        return _envelope(400, message)
+        return _envelope(400, "the body is empty" if not first else PAYLOAD_SHAPE)
     options = services.ShareOptions(
         format=_share_format(),
         content_type="application/json",

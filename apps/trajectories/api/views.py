@@ -3,7 +3,7 @@ images: files.py). Thin: validate input, call services/selectors, shape output."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
@@ -25,7 +25,7 @@ from apps.core.http import (
     check_declared_length,
     client_ip,
     maybe_gunzip,
-    read_request_body,
+    read_request_body_file,
 )
 from apps.trajectories import selectors, services
 from apps.trajectories.api.access import password_holder, request_user
@@ -249,6 +249,7 @@ class TrajectoryListView(JsonApiView):
     )
     def post(self, request: Request) -> Response:
         content_type = (request.content_type or "").split(";")[0].strip().lower()
+        data: bytes | IO[bytes]
         try:
             if content_type == "multipart/form-data":
                 data, options_data, filename, file_type = self._read_multipart(request)
@@ -257,7 +258,8 @@ class TrajectoryListView(JsonApiView):
                 or content_type in ZIP_TYPES
                 or content_type.endswith("+json")
             ):
-                data = read_request_body(request._request)
+                # To a temporary file when big: a share payload is read from it as a stream.
+                data = read_request_body_file(request._request)
                 options_data = request.query_params
                 filename, file_type = request.query_params.get("filename", ""), content_type
             else:

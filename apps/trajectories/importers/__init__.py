@@ -129,12 +129,12 @@ def _walk(item: Any, remaining: int, threshold: int, limits: Limits, where: str)
             raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
         for key, child in item.items():
             if len(key) > threshold:
-                _check_field(key, limits, where, "")
+                check_field(key, limits, where, "")
             kind = type(child)
             if kind is dict or kind is list:
                 _walk(child, remaining - 1, threshold, limits, where)
             elif kind is str and len(child) > threshold:
-                _check_field(child, limits, where, key)
+                check_field(child, limits, where, key)
     elif type(item) is list:
         if remaining <= 0:
             raise FormatError(f"JSON nested deeper than {limits.max_depth} levels", where)
@@ -143,9 +143,9 @@ def _walk(item: Any, remaining: int, threshold: int, limits: Limits, where: str)
             if kind is dict or kind is list:
                 _walk(child, remaining - 1, threshold, limits, where)
             elif kind is str and len(child) > threshold:
-                _check_field(child, limits, where, "")
+                check_field(child, limits, where, "")
     elif type(item) is str and len(item) > threshold:
-        _check_field(item, limits, where, "")
+        check_field(item, limits, where, "")
 
 
 def _walk_iteratively(value: Any, limits: Limits, where: str) -> None:
@@ -159,17 +159,17 @@ def _walk_iteratively(value: Any, limits: Limits, where: str) -> None:
             pairs = item.items() if type(item) is dict else (("", child) for child in item)
             for key, child in pairs:
                 if len(key) > threshold:
-                    _check_field(key, limits, where, "")
+                    check_field(key, limits, where, "")
                 kind = type(child)
                 if kind is dict or kind is list:
                     stack.append((child, depth + 1))
                 elif kind is str and len(child) > threshold:
-                    _check_field(child, limits, where, key)
+                    check_field(child, limits, where, key)
         elif type(item) is str and len(item) > threshold:
-            _check_field(item, limits, where, "")
+            check_field(item, limits, where, "")
 
 
-def _check_field(text: str, limits: Limits, where: str, key: str) -> None:
+def check_field(text: str, limits: Limits, where: str, key: str) -> None:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.max_field_bytes:
         name = f"field '{key}'" if key else "a text field"

@@ -330,6 +330,15 @@ def link_causes(events: list[CanonicalEvent], prefix: str = "") -> None:
 
 def finalize(trajectory: CanonicalTrajectory) -> CanonicalTrajectory:
     """Check the importer's output and clip fields to what the models store."""
+    finalize_header(trajectory)
+    for event in trajectory.events:
+        finalize_event(event)
+    return trajectory
+
+
+def finalize_header(trajectory: CanonicalTrajectory) -> None:
+    """finalize() of the trajectory's own fields (a streamed trajectory's events are finalized
+    one at a time, as they come)."""
     trajectory.title = clip(" ".join(trajectory.title.split()), MAX_TITLE)
     trajectory.agent = clip(trajectory.agent.strip(), MAX_AGENT)
     trajectory.model = clip(trajectory.model.strip(), MAX_MODEL)
@@ -346,13 +355,12 @@ def finalize(trajectory: CanonicalTrajectory) -> CanonicalTrajectory:
     cost = trajectory.metadata.get("total_cost")
     if cost is not None and not (number(cost) is not None and math.isfinite(cost)):
         del trajectory.metadata["total_cost"]
-    for event in trajectory.events:
-        if event.source not in SOURCES or event.kind not in KINDS:
-            # An importer bug, not bad input; still never a 500.
-            raise FormatError(
-                f"cannot place an event of source '{event.source}', kind '{event.kind}'"
-            )
-        event.type = clip(event.type or event.kind, MAX_TYPE)
-        event.original_id = clip(event.original_id, MAX_ID)
-        event.cause = clip(event.cause, MAX_ID)
-    return trajectory
+
+
+def finalize_event(event: CanonicalEvent) -> None:
+    if event.source not in SOURCES or event.kind not in KINDS:
+        # An importer bug, not bad input; still never a 500.
+        raise FormatError(f"cannot place an event of source '{event.source}', kind '{event.kind}'")
+    event.type = clip(event.type or event.kind, MAX_TYPE)
+    event.original_id = clip(event.original_id, MAX_ID)
+    event.cause = clip(event.cause, MAX_ID)

@@ -9,10 +9,12 @@ and third-party pseudo-items ({"user": ...}, {"step": 3}); all non-events are sk
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from apps.trajectories.importers import openhands_v0
 from apps.trajectories.importers.base import (
+    CanonicalEvent,
     CanonicalTrajectory,
     FormatError,
     json_type,
@@ -48,6 +50,25 @@ def convert(doc: Any) -> CanonicalTrajectory:
     trajectory = openhands_v0.build_trajectory(
         items, source_format=NAME, skip_non_events=True, strip_keys=("token",)
     )
+    read_envelope(trajectory, doc)
+    return trajectory
+
+
+def convert_stream(
+    envelope: dict[str, Any], items: Iterable[Any]
+) -> tuple[CanonicalTrajectory, Iterator[CanonicalEvent]]:
+    """convert() of a payload read as a stream (importers.stream): `envelope` is every field
+    but the trajectory, `items` its entries one at a time (a non-empty array). The trajectory
+    has the envelope's fields at once; its events come one at a time (stream_trajectory)."""
+    trajectory, events = openhands_v0.stream_trajectory(
+        items, source_format=NAME, skip_non_events=True, strip_keys=("token",)
+    )
+    read_envelope(trajectory, envelope)
+    return trajectory, events
+
+
+def read_envelope(trajectory: CanonicalTrajectory, doc: dict[str, Any]) -> None:
+    """The envelope's polarity, feedback, email, permissions and version, onto `trajectory`."""
     polarity = text_of(doc.get("polarity")).strip().lower()
     feedback = text_of(doc.get("feedback")).strip()
     if polarity not in POLARITIES and feedback.lower() in POLARITIES:
@@ -64,4 +85,3 @@ def convert(doc: Any) -> CanonicalTrajectory:
     version = text_of(doc.get("version"))
     if version:
         trajectory.metadata["feedback_version"] = version
-    return trajectory

@@ -8,6 +8,7 @@ inlined and no id; all of them read the same here. The whole original event is k
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -128,42 +129,109 @@ def build_trajectory(
     every object that is not an event is. `strip_keys` are removed from every kept event
     (the share payload's `token`). `offset` numbers events in error messages.
     """
-    canonical: list[CanonicalEvent] = []
-    originals: list[dict] = []
-    warnings: list[dict[str, str]] = []
-    settings: dict[str, Any] = {}
-    for index, item in enumerate(items):
-        where = f"event {index + offset}"
+    builder = _Builder(source_format, skip_non_events, offset, strip_keys)
+    canonical = [
+        event for index, item in enumerate(items) if (event := builder.add(index, item)) is not None
+    ]
+    if canonical and not any(event.original_id for event in canonical):
+        # Flat legacy events have no ids: pair each observation with the action before it.
+        link_causes(canonical)
+    builder.trajectory.events = canonical
+    return builder.finish()
+
+
+def stream_trajectory(
+    items: Iterable[Any],
+    *,
+    source_format: str,
+    skip_non_events: bool = False,
+    strip_keys: tuple[str, ...] = (),
+) -> tuple[CanonicalTrajectory, Iterator[CanonicalEvent]]:
+    """build_trajectory for items read one at a time: the trajectory (its `events` stay empty)
+    and its events, each handed on as soon as it is made, so that the item it came from can
+    be let go. The trajectory's agent, model, title and totals are filled in once the events
+    are exhausted.
+
+    The same events as build_trajectory: events without ids are held back until one with an
+    id shows that causes are not to be linked, or the end shows that they are (flat legacy
+    events, which have none)."""
+    builder = _Builder(source_format, skip_non_events, 0, strip_keys)
+
+    def events() -> Iterator[CanonicalEvent]:
+        held: list[CanonicalEvent] = []
+        any_id = False
+        for index, item in enumerate(items):
+            event = builder.add(index, item)
+            if event is None:
+                continue
+            if not any_id and not event.original_id:
+                held.append(event)
+                continue
+            if not any_id:
+                any_id = True
+                yield from held
+                held.clear()
+            yield event
+        if held:
+            link_causes(held)
+            yield from held
+            held.clear()
+        builder.finish()
+
+    return builder.trajectory, events()
+
+
+class _Builder:
+    """Turns V0 items into canonical events one at a time, noting what the trajectory's header
+    needs (the `initialize` settings, warnings, metadata) as it goes."""
+
+    def __init__(
+        self,
+        source_format: str,
+        skip_non_events: bool,
+        offset: int,
+        strip_keys: tuple[str, ...],
+    ):
+        self.skip_non_events = skip_non_events
+        self.offset = offset
+        self.strip_keys = strip_keys
+        self.settings: dict[str, Any] = {}
+        self.trajectory = CanonicalTrajectory(source_format=source_format, events=[], warnings=[])
+        self.metadata = MetadataFiller()
+
+    def add(self, index: int, item: Any) -> CanonicalEvent | None:
+        where = f"event {index + self.offset}"
         if not isinstance(item, dict):
             raise FormatError(f"event is {json_type(item)}, not an object", where)
         if is_init(item):
             args = item.get("args")
             if isinstance(args, dict):
+                settings = self.settings
                 settings["agent"] = settings.get("agent") or text_of(args.get("AGENT"))
                 settings["model"] = settings.get("model") or text_of(args.get("LLM_MODEL"))
-            continue
+            return None
         if not is_event(item):
             if is_websocket_noise(item):
-                continue
-            if skip_non_events:
+                return None
+            if self.skip_non_events:
                 # Kept out, and the sharer is told (before, {"bogus": 1} went without a word).
-                warnings.append({"where": where, "message": f"left out: {missing_fields(item)}"})
-                continue
+                self.trajectory.warnings.append(
+                    {"where": where, "message": f"left out: {missing_fields(item)}"}
+                )
+                return None
             raise FormatError(missing_fields(item), where)
-        if strip_keys and any(key in item for key in strip_keys):
-            item = {key: value for key, value in item.items() if key not in strip_keys}
-        canonical.append(convert_event(item, where))
-        originals.append(item)
-    if canonical and not any(event.original_id for event in canonical):
-        # Flat legacy events have no ids: pair each observation with the action before it.
-        link_causes(canonical)
-    trajectory = CanonicalTrajectory(
-        source_format=source_format, events=canonical, warnings=warnings
-    )
-    fill_metadata(trajectory, originals)
-    trajectory.agent = trajectory.agent or settings.get("agent", "") or "OpenHands"
-    trajectory.model = trajectory.model or settings.get("model", "")
-    return trajectory
+        if self.strip_keys and any(key in item for key in self.strip_keys):
+            item = {key: value for key, value in item.items() if key not in self.strip_keys}
+        event = convert_event(item, where)
+        self.metadata.add(item)
+        return event
+
+    def finish(self) -> CanonicalTrajectory:
+        trajectory = self.trajectory
+        self.metadata.done(trajectory)
+        trajectory.agent = trajectory.agent or self.settings.get("agent", "") or "OpenHands"
+        trajectory.model = trajectory.model or self.settings.get("model", "")
+        return trajectory
 
 
 def missing_fields(item: dict) -> str:
@@ -306,38 +374,55 @@ def observation_text(observation: str, item: dict, extras: dict) -> str:
 
 def fill_metadata(trajectory: CanonicalTrajectory, items: list[dict]) -> None:
     """Agent, version, model, title and totals from the events that carry them."""
-    configured_model = ""
-    response_model = ""
+    filler = MetadataFiller()
     for item in items:
+        filler.add(item)
+    filler.done(trajectory)
+
+
+class MetadataFiller:
+    """fill_metadata one event at a time: what it needs of the events seen so far (the first
+    model names, the last metrics), never the events themselves."""
+
+    def __init__(self) -> None:
+        self.agent = ""
+        self.agent_version = ""
+        self.title = ""
+        self.configured_model = ""
+        self.response_model = ""
+        self.last_metrics: dict | None = None
+
+    def add(self, item: dict) -> None:
         args = obj if isinstance(obj := item.get("args"), dict) else {}
         action = item.get("action")
         if action == "system":
-            trajectory.agent = trajectory.agent or text_of(args.get("agent_class"))
-            trajectory.agent_version = trajectory.agent_version or text_of(
-                args.get("openhands_version")
-            )
-        if not configured_model:
-            configured_model = metrics_model(item)
-        if not response_model:
-            response_model = response_model_of(item)
+            self.agent = self.agent or text_of(args.get("agent_class"))
+            self.agent_version = self.agent_version or text_of(args.get("openhands_version"))
+        if not self.configured_model:
+            self.configured_model = metrics_model(item)
+        if not self.response_model:
+            self.response_model = response_model_of(item)
         if (
-            not trajectory.title
+            not self.title
             and action == "message"
             and item.get("source", "user") == "user"
             and args.get("wait_for_response") is not True
         ):
-            trajectory.title = title_from(
-                as_text(args.get("content")) or text_of(item.get("message"))
-            )
-    # The configured name (llm_metrics) over the provider's echo (model_response).
-    trajectory.model = trajectory.model or configured_model or response_model
-    for item in reversed(items):
+            self.title = title_from(as_text(args.get("content")) or text_of(item.get("message")))
         metrics = item.get("llm_metrics")
         if isinstance(metrics, dict):
-            add_totals(trajectory.metadata, metrics)
-            break
-    if trajectory.agent_version:
-        trajectory.metadata.setdefault("openhands_version", trajectory.agent_version)
+            self.last_metrics = metrics
+
+    def done(self, trajectory: CanonicalTrajectory) -> None:
+        trajectory.agent = trajectory.agent or self.agent
+        trajectory.agent_version = trajectory.agent_version or self.agent_version
+        trajectory.title = trajectory.title or self.title
+        # The configured name (llm_metrics) over the provider's echo (model_response).
+        trajectory.model = trajectory.model or self.configured_model or self.response_model
+        if self.last_metrics is not None:
+            add_totals(trajectory.metadata, self.last_metrics)
+        if trajectory.agent_version:
+            trajectory.metadata.setdefault("openhands_version", trajectory.agent_version)
 
 
 def add_totals(metadata: dict, metrics: dict) -> None:

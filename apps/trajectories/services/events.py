@@ -12,8 +12,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
+import pickle
 import re
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +34,9 @@ from apps.trajectories.services.summary import Summary, SummaryMaker
 IMAGE_REF_PREFIX = "trajhub-image:"
 # PostgreSQL refuses U+0000 in text and jsonb; U+2400 (SYMBOL FOR NULL) keeps it visible.
 NUL_REPLACEMENT = "\u2400"
-EVENT_BATCH = 1000
+# Rows a bulk_create (SQLite) builds at once: Django holds their data as dicts, as JSON text
+# and as query parameters together (100 rows of a 1 MB share peaked at 1.6 MB), so few.
+EVENT_BATCH = 25
 
 _IMAGE_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png", "png"),
@@ -65,13 +70,82 @@ class PreparedEvent(EventRow):
     fingerprint: bytes
 
 
+# Prepared rows up to this stay in memory; beyond, they wait for the insert in a temporary file
+# (small, under glibc's mmap threshold: see core/http.CHUNK).
+EVENT_SPOOL_BYTES = 64 * 1024
+
+
+class EventSpool:
+    """Prepared events in the order made, written out as they come (pickled, to a temporary file
+    once past EVENT_SPOOL_BYTES) and read back one at a time to insert: a trajectory's rows,
+    their data and text, are never all held while dedup decides where they go (held, they took
+    twice a 1 MB payload of text, and the 20 MB share's event data). Iterations may overlap."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.SpooledTemporaryFile(max_size=EVENT_SPOOL_BYTES)
+        self.count = 0
+        self.end = 0
+
+    def append(self, row: PreparedEvent) -> None:
+        record = pickle.dumps(
+            (
+                row.position,
+                row.original_id,
+                row.timestamp,
+                row.source,
+                row.kind,
+                row.type,
+                row.cause,
+                row.text,
+                row.data_json,
+            ),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+        self.file.seek(self.end)
+        self.file.write(len(record).to_bytes(4, "little") + record)
+        self.end = self.file.tell()
+        self.count += 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[PreparedEvent]:
+        offset = 0
+        for _ in range(self.count):
+            self.file.seek(offset)
+            size = int.from_bytes(self.file.read(4), "little")
+            # Our own file, written just above: nothing from outside is unpickled.
+            position, original_id, timestamp, source, kind, type_, cause, text, data_json = (
+                pickle.loads(self.file.read(size))  # noqa: S301
+            )
+            offset += 4 + size
+            yield PreparedEvent(
+                position=position,
+                original_id=original_id,
+                timestamp=timestamp,
+                source=source,
+                kind=kind,
+                type=type_,
+                cause=cause,
+                text=text,
+                data=None,
+                data_json=data_json,
+                fingerprint=b"",
+            )
+
+    def __getitem__(self, index: int) -> PreparedEvent:
+        if not -self.count <= index < self.count:
+            raise IndexError(index)
+        return next(itertools.islice(iter(self), index % self.count, None))
+
+
 @dataclass
 class PreparedEvents:
     """A trajectory's events ready to insert, the images taken out of them, its cleaned
     metadata, the chain fingerprint after each event, and the summary of the events (counts,
     timeline, compare steps: made as they were prepared) with their first and last timestamp."""
 
-    events: list[PreparedEvent]
+    events: EventSpool
     images: dict[str, tuple[int, str]] = field(default_factory=dict)  # sha -> (size, type)
     metadata: dict[str, Any] = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)  # chain fingerprint after each event
@@ -85,15 +159,17 @@ class PreparedEvents:
 
 
 def prepare(
-    events: list[CanonicalEvent], metadata: dict[str, Any], store_image: ImageStore
+    events: Iterable[CanonicalEvent], metadata: dict[str, Any], store_image: ImageStore
 ) -> PreparedEvents:
     """Clean every event (NULs, images out), serialise its data, fingerprint the chain.
 
     The canonical events are emptied as they are done, so the original strings (screenshots as
-    data URLs) can be freed while the rest is prepared.
+    data URLs) can be freed while the rest is prepared; `events` may be an iterator that makes
+    each as it is read (a share payload read as a stream), and `metadata` is read once they are
+    exhausted.
     """
     cleaner = _Cleaner(store_image)
-    prepared: list[PreparedEvent] = []
+    prepared = EventSpool()
     chain: list[str] = []
     summary = SummaryMaker()
     first: datetime | None = None
@@ -168,14 +244,13 @@ def totals(canonical: CanonicalTrajectory, prepared: PreparedEvents) -> dict[str
     }
 
 
-def insert(trajectory: Trajectory, events: list[PreparedEvent]) -> None:
+def insert(trajectory: Trajectory, events: Iterable[PreparedEvent]) -> None:
     """Insert prepared events of `trajectory`: one COPY on PostgreSQL, batches elsewhere."""
-    if not events:
-        return
     if connection.vendor == "postgresql":
         _copy_events(trajectory.pk, events)
         return
-    for start in range(0, len(events), EVENT_BATCH):
+    rows = iter(events)
+    while batch := list(itertools.islice(rows, EVENT_BATCH)):
         Event.objects.bulk_create(
             [
                 Event(
@@ -190,19 +265,23 @@ def insert(trajectory: Trajectory, events: list[PreparedEvent]) -> None:
                     text=event.text,
                     data=orjson.loads(event.data_json),
                 )
-                for event in events[start : start + EVENT_BATCH]
+                for event in batch
             ]
         )
 
 
-def _copy_events(trajectory_id: int, events: list[PreparedEvent]) -> None:
+def _copy_events(trajectory_id: int, events: Iterable[PreparedEvent]) -> None:
     """One COPY for all rows: several times faster than INSERTs for big trajectories."""
+    rows = iter(events)
+    first = next(rows, None)
+    if first is None:
+        return
     table = connection.ops.quote_name(Event._meta.db_table)
     columns = ("trajectory_id", *EVENT_FIELDS)
     sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
     with connection.cursor() as cursor:
         with cursor.cursor.copy(sql) as copy:
-            for event in events:
+            for event in itertools.chain((first,), rows):
                 copy.write_row(
                     (
                         trajectory_id,

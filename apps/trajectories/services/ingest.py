@@ -7,15 +7,19 @@ of a failed one stays behind (files written to storage for it are removed again)
 
 from __future__ import annotations
 
+import io
+import itertools
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import DataError, transaction
 
-from apps.trajectories.importers import FormatError, decode_upload, parse_document
-from apps.trajectories.importers.base import CanonicalTrajectory, ImportItem
+from apps.trajectories.importers import FormatError, Limits, decode_upload, parse_document, stream
+from apps.trajectories.importers.archive import is_zip
+from apps.trajectories.importers.base import CanonicalEvent, CanonicalTrajectory, ImportItem
 from apps.trajectories.models import (
     Event,
     Polarity,
@@ -77,8 +81,13 @@ class IngestResult:
     warnings: list[dict] = field(default_factory=list)
 
 
-def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) -> IngestResult:
+def trajectory_ingest(
+    *, data: bytes | IO[bytes], user: User | None, options: ShareOptions
+) -> IngestResult:
     """Parse an upload and store every trajectory in it (each in its own transaction).
+
+    `data` is the upload's bytes, or a file holding them (a request body read to a temporary
+    file): an OpenHands share payload is then read from it as a stream, never whole.
 
     Raises FormatError when nothing in `data` is readable at all, InvalidShare for options that
     cannot be honoured, SharingRefused / RateLimited for anonymous callers over their limits.
@@ -92,6 +101,16 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
         anonymous_share_check(options.client_ip)
 
     limits = ingest_limits()
+    file = io.BytesIO(data) if isinstance(data, bytes) else data
+    del data
+    found = None
+    if not is_zip(_head(file)):
+        found = stream.scan(file, format=options.format, limits=limits)
+    if found is not None:
+        return _ingest_streamed(found, user=user, options=options, limits=limits)
+    # Any other upload is read whole (JSON Lines are then read one record at a time).
+    data = file.read()
+    del file
     # A zip of one trajectory file gives that file's bytes: its records are cut from them.
     data, value, lines = decode_upload(data, limits)
     result = parse_document(value, format=options.format or None, limits=limits, lines=lines)
@@ -114,29 +133,56 @@ def trajectory_ingest(*, data: bytes, user: User | None, options: ShareOptions) 
     return outcome
 
 
+def _head(file: IO[bytes]) -> bytes:
+    head = file.read(4)
+    file.seek(0)
+    return head
+
+
+def _ingest_streamed(
+    found: stream.Scan, *, user: User | None, options: ShareOptions, limits: Limits
+) -> IngestResult:
+    """One share payload read as a stream: its events prepared (images stored, data
+    serialised) as its items are parsed, its raw copy compressed as they go by; nothing is
+    written to the database until the last one is read and checked."""
+    raw = storage.ShareRawWriter(found.keys, found.envelope)
+    canonical, events_in = stream.convert(found, limits=limits, on_item=raw.item)
+    email = normalize_email(options.email or canonical.email) if user is None else ""
+    if user is None and email:
+        email_share_check(email)
+    outcome = IngestResult(stored=[], errors=[])
+    item = ImportItem(where="", trajectory=canonical)
+    _ingest_item(
+        item,
+        raw.done,
+        user=user,
+        email=email,
+        options=options,
+        outcome=outcome,
+        events_in=events_in,
+    )
+    return outcome
+
+
 def _ingest_item(
     item: ImportItem,
-    raw: RawCopy,
+    raw: RawCopy | Callable[[], RawCopy],
     *,
     user: User | None,
     email: str,
     options: ShareOptions,
     outcome: IngestResult,
+    events_in: Iterable[CanonicalEvent] | None = None,
 ) -> None:
-    """Store one trajectory of the upload; its warnings, or its error, go to `outcome`."""
+    """Store one trajectory of the upload; its warnings, or its error, go to `outcome`.
+    `events_in`: its events as they are read (a stream), when not in the trajectory."""
     canonical = item.trajectory
     assert canonical is not None
-    left_out = [
-        {
-            "where": f"{item.where}, {w['where']}" if item.where else w["where"],
-            "message": w["message"],
-        }
-        for w in canonical.warnings
-    ]
     try:
         outcome.stored.append(
             _store_one(
                 canonical=canonical,
+                events_in=canonical.events if events_in is None else events_in,
                 raw=raw,
                 user=user,
                 email=email,
@@ -145,7 +191,14 @@ def _ingest_item(
                 exclude=[stored.trajectory.pk for stored in outcome.stored],
             )
         )
-        outcome.warnings.extend(left_out)
+        # After the events: a stream's warnings are known once it is read.
+        outcome.warnings.extend(
+            {
+                "where": f"{item.where}, {w['where']}" if item.where else w["where"],
+                "message": w["message"],
+            }
+            for w in canonical.warnings
+        )
     except FormatError as exc:
         outcome.errors.append({"where": exc.where or item.where, "message": exc.message})
     except DataError as exc:
@@ -177,7 +230,8 @@ def validate_options(options: ShareOptions) -> None:
 def _store_one(
     *,
     canonical: CanonicalTrajectory,
-    raw: RawCopy,
+    events_in: Iterable[CanonicalEvent],
+    raw: RawCopy | Callable[[], RawCopy],
     user: User | None,
     email: str,
     options: ShareOptions,
@@ -185,14 +239,13 @@ def _store_one(
 ) -> StoredTrajectory:
     written = WrittenFiles()
     try:
-        prepared = events.prepare(
-            canonical.events, canonical.metadata, storage.image_writer(written)
-        )
+        prepared = events.prepare(events_in, canonical.metadata, storage.image_writer(written))
         with transaction.atomic():
             stored = _store_in_transaction(
                 canonical=canonical,
                 prepared=prepared,
-                raw=raw,
+                # A stream's raw copy is complete once its events are read.
+                raw=raw if isinstance(raw, RawCopy) else raw(),
                 user=user,
                 email=email,
                 options=options,
@@ -272,7 +325,7 @@ def _store_in_transaction(
         trajectory, first_new = _store_new(share, title, email), 0
     else:
         trajectory, first_new, old_images = _store_over(share, title)
-    events.insert(trajectory, prepared.events[first_new:])
+    events.insert(trajectory, itertools.islice(prepared.events, first_new, None))
     # Counts by type and the timeline, made as the events were prepared: page views never
     # count them.
     event_summary_save(trajectory_id=trajectory.pk, summary=prepared.summary)

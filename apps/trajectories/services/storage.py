@@ -8,7 +8,9 @@ import hashlib
 import logging
 import secrets
 import tempfile
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
@@ -103,7 +105,27 @@ def delete_on_commit(path: str) -> None:
 
 # A raw copy over this is spooled to a temporary file until it is stored: a 20 MB upload of
 # screenshots compresses to little less, and would otherwise be held through the whole ingest.
-RAW_SPOOL_BYTES = 1024 * 1024
+# (Small, under glibc's mmap threshold: see core/http.CHUNK.)
+RAW_SPOOL_BYTES = 64 * 1024
+
+
+# One compressor a thread, kept: level 3's context (its window and match tables, ~3.6 MB) made
+# afresh for each upload grew the process by ~2 MB on a 1 MB upload, alone twice its size (issue
+# 24); kept, it is the process's own from the first upload on. A context serves one stream at a
+# time (a new stream resets it, an abandoned one included): a writer opened while another of the
+# thread's is still alive gets a fresh one.
+_compressors = threading.local()
+
+
+def _compressor(owner: object) -> zstandard.ZstdCompressor:
+    current = getattr(_compressors, "owner", None)
+    if current is not None and current() is not None:
+        return zstandard.ZstdCompressor(level=3)
+    compressor = getattr(_compressors, "compressor", None)
+    if compressor is None:
+        compressor = _compressors.compressor = zstandard.ZstdCompressor(level=3)
+    _compressors.owner = weakref.ref(owner)
+    return compressor
 
 
 @dataclass
@@ -150,16 +172,78 @@ def raw_copies(data: bytes, document: Any, items: list[ImportItem]) -> Iterator[
 
 
 def _compress_raw(chunks: Iterable[bytes]) -> RawCopy:
-    spool = tempfile.SpooledTemporaryFile(max_size=RAW_SPOOL_BYTES)
-    digest = hashlib.sha256()
-    size = 0
-    with zstandard.ZstdCompressor(level=3).stream_writer(spool, closefd=False) as writer:
-        for chunk in chunks:
-            digest.update(chunk)
-            size += len(chunk)
-            writer.write(chunk)
-    spool.seek(0)
-    return RawCopy(compressed=spool, size=size, sha256=digest.hexdigest())
+    writer = RawWriter()
+    for chunk in chunks:
+        writer.write(chunk)
+    return writer.done()
+
+
+class RawWriter:
+    """A raw copy written piece by piece (compressed as it comes, spooled to a temporary file
+    when big), with the size and hash of what was written."""
+
+    def __init__(self) -> None:
+        self.spool = tempfile.SpooledTemporaryFile(max_size=RAW_SPOOL_BYTES)
+        self.digest = hashlib.sha256()
+        self.size = 0
+        self.writer = _compressor(self).stream_writer(self.spool, closefd=False)
+
+    def write(self, chunk: bytes) -> None:
+        self.digest.update(chunk)
+        self.size += len(chunk)
+        self.writer.write(chunk)
+
+    def done(self) -> RawCopy:
+        self.writer.close()
+        if getattr(_compressors, "owner", None) is not None and _compressors.owner() is self:
+            _compressors.owner = None
+        self.spool.seek(0)
+        return RawCopy(compressed=self.spool, size=self.size, sha256=self.digest.hexdigest())
+
+
+class ShareRawWriter(RawWriter):
+    """The raw copy of a share payload read as a stream (importers.stream): the same bytes
+    as _share_payload_chunks makes of the parsed payload, written as its items go by: the
+    envelope's `keys` in order (without email and token), each item as it is parsed."""
+
+    def __init__(self, keys: list[str], envelope: dict[str, Any]) -> None:
+        super().__init__()
+        self.after: list[str] = []
+        self.envelope = envelope
+        self.items = 0
+        self.write(b"{")
+        first = True
+        for position, key in enumerate(keys):
+            if key == "trajectory":
+                self.write((b"" if first else b",") + orjson.dumps(key) + b":[")
+                self.after = keys[position + 1 :]
+                return
+            if key not in ("email", "token"):
+                self.write((b"" if first else b",") + _key_value(key, envelope[key]))
+                first = False
+        raise ValueError("a share payload without a trajectory")  # scan() never gives one
+
+    def item(self, item: Any) -> None:
+        self.write((b"," if self.items else b"") + _item_bytes(item))
+        self.items += 1
+
+    def done(self) -> RawCopy:
+        self.write(b"]")
+        for key in self.after:
+            if key not in ("email", "token"):
+                self.write(b"," + _key_value(key, self.envelope[key]))
+        self.write(b"}")
+        return super().done()
+
+
+def _key_value(key: str, value: Any) -> bytes:
+    return orjson.dumps(key) + b":" + orjson.dumps(value)
+
+
+def _item_bytes(item: Any) -> bytes:
+    if isinstance(item, dict) and "token" in item:
+        item = {k: v for k, v in item.items() if k != "token"}
+    return orjson.dumps(item)
 
 
 def write_raw(raw: RawCopy, share_id: str, written: WrittenFiles) -> str:
@@ -182,17 +266,14 @@ def _share_payload_chunks(record: dict) -> Iterator[bytes]:
     for key, value in record.items():
         if key in ("email", "token"):
             continue
-        yield (b"" if first else b",") + orjson.dumps(key) + b":"
-        first = False
         if key == "trajectory" and isinstance(value, list):
-            yield b"["
+            yield (b"" if first else b",") + orjson.dumps(key) + b":["
             for position, item in enumerate(value):
-                if isinstance(item, dict) and "token" in item:
-                    item = {k: v for k, v in item.items() if k != "token"}
-                yield (b"," if position else b"") + orjson.dumps(item)
+                yield (b"," if position else b"") + _item_bytes(item)
             yield b"]"
         else:
-            yield orjson.dumps(value)
+            yield (b"" if first else b",") + _key_value(key, value)
+        first = False
     yield b"}"
 
 

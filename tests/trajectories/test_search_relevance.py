@@ -60,6 +60,15 @@ def test_a_title_match_ranks_above_a_task_match_above_step_text(client, three_wa
     assert api_titles(client, "ordering=relevance")[:3] == newest
 
 
+def test_a_task_match_without_any_other_step_still_counts_as_the_task(client):
+    # The task is the trajectory's only step text: its search text is a title and a task, no
+    # steps section (SQLite scored such a task as step text, tied it and put the newer first).
+    make_trajectory(title="Zoo one", task="Feed the walrus", events=[], age_minutes=30)
+    make_trajectory(title="Zoo two", events=["the walrus ate"])
+    assert titles(client.get("/browse/?q=walrus")) == ["Zoo one", "Zoo two"]
+    assert api_titles(client, "q=walrus") == ["Zoo one", "Zoo two"]
+
+
 def test_every_word_counts_and_ties_go_to_the_newest(client):
     make_trajectory(title="Otter", events=["river"], age_minutes=20)
     make_trajectory(title="Otter river", events=["x"], age_minutes=10)

@@ -22,7 +22,16 @@ from functools import lru_cache
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, Case, F, FloatField, QuerySet, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    F,
+    FloatField,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.expressions import Combinable, RawSQL
 from django.db.models.functions import Cast, StrIndex, Substr
 from django.utils.html import escape
@@ -94,12 +103,23 @@ def with_relevance(qs: QuerySet[Trajectory], q: str) -> QuerySet[Trajectory]:
     first = StrIndex(text, Value(STEP_BREAK))
     rest = Substr(text, first + 1)
     second = StrIndex(rest, Value(STEP_BREAK))
-    # Each section with the break after it (no word holds one); a text without breaks (written
-    # before there were sections) is all steps.
-    qs = qs.alias(
+    # Each section with the break after it (no word holds one). A text without breaks (written
+    # before there were sections) is all steps; a text with one break is a title and a task,
+    # no steps (build_search_text joins only the sections there are).
+    qs = qs.alias(_rank_first=first, _rank_second=second).alias(
         _rank_title=Substr(text, 1, first),
-        _rank_task=Substr(rest, 1, second),
-        _rank_steps=Substr(rest, second + 1),
+        _rank_task=Case(
+            When(_rank_first=0, then=Value("")),
+            When(_rank_second=0, then=rest),
+            default=Substr(rest, 1, second),
+            output_field=TextField(),
+        ),
+        _rank_steps=Case(
+            When(_rank_first=0, then=text),
+            When(_rank_second=0, then=Value("")),
+            default=Substr(rest, second + 1),
+            output_field=TextField(),
+        ),
     )
     score: Combinable = Value(0.0, output_field=FloatField())
     for word in query_words(q):

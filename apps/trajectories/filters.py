@@ -9,6 +9,7 @@ from django import forms
 from django.db.models import Exists, OuterRef, QuerySet
 
 from apps.core.dates import as_utc
+from apps.core.filtersets import SharedFilterSet
 from apps.trajectories.models import FlaggedDecile, Outcome, Polarity, Trajectory
 from apps.trajectories.selectors.search import RELEVANCE, trajectory_search, with_relevance
 
@@ -57,7 +58,7 @@ class InstantFilter(django_filters.IsoDateTimeFilter):
     field_class = InstantField
 
 
-class TrajectoryFilter(django_filters.FilterSet):
+class TrajectoryFilter(SharedFilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Search", max_length=200)
     # Agent and model match the values as shown (the redacted view's columns), never the raw
     # ones: a raw filter would confirm a guessed secret, and a shown value would match nothing.

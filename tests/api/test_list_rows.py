@@ -106,6 +106,7 @@ def mix(owner, other_user):
         star_count=3,
         correction_count=2,
         first_wrong_count=1,
+        first_wrong_deciles=1 << 3,
     )
     Trajectory.objects.filter(pk=second.pk).update(
         polarity="positive",
@@ -113,12 +114,14 @@ def mix(owner, other_user):
         outcome_source="owner",
         star_count=3,
         first_wrong_count=2,
+        first_wrong_deciles=1 << 7,
         created_at=datetime(2025, 1, 1, 12, tzinfo=UTC),
     )
     Trajectory.objects.filter(pk=anonymous.pk).update(star_count=7, correction_count=1)
     FlaggedDecile.objects.create(trajectory=first, decile=3, marks=1)
     FlaggedDecile.objects.create(trajectory=second, decile=7, marks=2)
     FlaggedDecile.objects.create(trajectory=made[5], decile=3, marks=1)  # pending: never listed
+    Trajectory.objects.filter(pk=made[5].pk).update(first_wrong_count=1, first_wrong_deciles=8)
     # A continuation of `others` (the same chain): the list shows the longer one only.
     longer = make_trajectory(owner=other_user, steps=9, task="count the files")
     Trajectory.objects.filter(pk__in=[others.pk, longer.pk]).update(chain_key="chain-1")
@@ -200,3 +203,24 @@ def test_the_list_runs_one_query(mix, client_as, django_assert_num_queries):
         assert client_as(None).get(f"{URL}?limit=200&ordering=-stars").status_code == 200
     with django_assert_num_queries(1):
         assert client_as(None).get(f"{URL}?flagged_at=3").status_code == 200
+
+
+def test_flagged_at_can_be_answered_by_its_own_index(mix):
+    """?flagged_at= filters by the tenth's bit in the same expression as the condition of that
+    tenth's partial index, so PostgreSQL can read a page from it (deciles.py): with sequential
+    scans off, the plan names it, unless the two expressions drift apart."""
+    from django.db import connection
+
+    from apps.trajectories.filters import TrajectoryFilter
+
+    if connection.vendor != "postgresql":
+        from tests.conftest import skip_or_fail
+
+        skip_or_fail("the partial indexes are read by PostgreSQL's planner only")
+    queryset = TrajectoryFilter({"flagged_at": "3"}, queryset=Trajectory.objects.public()).qs
+    assert [row.pk for row in queryset] == [mix[0].pk]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        plan = queryset.all()[:51].explain()
+    assert "traj_public_flagged_at_3" in plan, plan

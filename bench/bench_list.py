@@ -518,6 +518,13 @@ def load_signals() -> None:
                SELECT id, (id * 3 + 1) % 10, 1 FROM trajectories_trajectory
                WHERE first_wrong_count > 1 AND id % 26 = 0 AND (id * 3 + 1) % 10 <> (id * 7) % 10"""
         )
+        # The deciles' bits, as apps.feedback keeps them beside the rows (?flagged_at=).
+        conn.execute(
+            """UPDATE trajectories_trajectory t SET first_wrong_deciles = d.bits
+               FROM (SELECT trajectory_id, bit_or(1 << decile) AS bits
+                     FROM trajectories_flaggeddecile GROUP BY trajectory_id) d
+               WHERE t.id = d.trajectory_id"""
+        )
         conn.commit()
     with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE trajectories_trajectory")

@@ -1,6 +1,7 @@
 """What lists and stats read of a trajectory's feedback, kept on the trajectory: how many
 corrections anyone may read (`Trajectory.correction_count`), how many current first-wrong
-marks (`first_wrong_count`), and in which tenths of the run those marks are (`FlaggedDecile`).
+marks (`first_wrong_count`), and in which tenths of the run those marks are (`FlaggedDecile`,
+and as bits in `first_wrong_deciles`, what the list's ?flagged_at= filters by).
 
 Trajectories sit below feedback and never read it, so this module writes their columns. Every
 service that changes what these count calls `trajectory_counts_recount` inside its
@@ -21,6 +22,7 @@ from django.db.models import Q
 from django.dispatch import Signal
 
 from apps.feedback.models import FeedbackSwitch, FirstWrongMark, NoteKind, NoteState, StepNote
+from apps.trajectories.deciles import deciles_bits
 from apps.trajectories.models import FlaggedDecile, Trajectory
 
 DECILES = 10
@@ -62,12 +64,14 @@ def trajectory_counts_recount(*, trajectory_id: int) -> bool:
         row = (
             Trajectory.objects.select_for_update(no_key=True)
             .filter(pk=trajectory_id)
-            .values_list("num_events", "correction_count", "first_wrong_count")
+            .values_list(
+                "num_events", "correction_count", "first_wrong_count", "first_wrong_deciles"
+            )
             .first()
         )
         if row is None:
             return False
-        num_events, old_corrections, old_marks = row
+        num_events, old_corrections, old_marks, old_bits = row
         if FeedbackSwitch.objects.filter(trajectory_id=trajectory_id).exists():
             corrections, positions = 0, []
         else:
@@ -81,10 +85,13 @@ def trajectory_counts_recount(*, trajectory_id: int) -> bool:
         stored = dict(
             FlaggedDecile.objects.filter(trajectory_id=trajectory_id).values_list("decile", "marks")
         )
-        changed = (corrections, len(positions)) != (old_corrections, old_marks)
+        bits = deciles_bits(wanted)
+        changed = (corrections, len(positions), bits) != (old_corrections, old_marks, old_bits)
         if changed:
             Trajectory.objects.filter(pk=trajectory_id).update(
-                correction_count=corrections, first_wrong_count=len(positions)
+                correction_count=corrections,
+                first_wrong_count=len(positions),
+                first_wrong_deciles=bits,
             )
         deciles_changed = stored != dict(wanted)
         if deciles_changed:
@@ -122,7 +129,7 @@ def all_counts_recount() -> int:
     ids.update(FlaggedDecile.objects.values_list("trajectory_id", flat=True).distinct())
     ids.update(
         Trajectory.objects.filter(
-            Q(correction_count__gt=0) | Q(first_wrong_count__gt=0)
+            Q(correction_count__gt=0) | Q(first_wrong_count__gt=0) | Q(first_wrong_deciles__gt=0)
         ).values_list("pk", flat=True)
     )
     return trajectories_counts_recount(ids)

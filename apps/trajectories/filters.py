@@ -6,10 +6,12 @@ from datetime import datetime, timedelta
 
 import django_filters
 from django import forms
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import QuerySet
 
 from apps.core.dates import as_utc
-from apps.trajectories.models import FlaggedDecile, Outcome, Polarity, Trajectory
+from apps.core.filtersets import SharedFilterSet
+from apps.trajectories.deciles import flagged_at
+from apps.trajectories.models import Outcome, Polarity, Trajectory
 from apps.trajectories.selectors.search import RELEVANCE, trajectory_search, with_relevance
 
 # Public names of the orderings -> model fields (the tie-breaker keeps pages stable).
@@ -57,7 +59,7 @@ class InstantFilter(django_filters.IsoDateTimeFilter):
     field_class = InstantField
 
 
-class TrajectoryFilter(django_filters.FilterSet):
+class TrajectoryFilter(SharedFilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Search", max_length=200)
     # Agent and model match the values as shown (the redacted view's columns), never the raw
     # ones: a raw filter would confirm a guessed secret, and a shown value would match nothing.
@@ -108,11 +110,8 @@ class TrajectoryFilter(django_filters.FilterSet):
         return queryset.filter(**{name: 0})
 
     def filter_flagged_at(self, queryset: QuerySet[Trajectory], name: str, value: str):
-        # FlaggedDecile holds a row per flagged trajectory and tenth only: the planner reads the
-        # decile's rows and looks their trajectories up by key, or probes (trajectory, decile)
-        # per listed row, whichever it finds cheaper (bench/bench_list.py times both ends).
-        marked = FlaggedDecile.objects.filter(trajectory=OuterRef("pk"), decile=int(value))
-        return queryset.filter(Exists(marked))
+        # The tenth's bit, which a partial index of the public rows with it answers (deciles.py).
+        return queryset.filter(flagged_at(int(value)))
 
     def filter_q(self, queryset: QuerySet[Trajectory], name: str, value: str):
         if self.ordering_key == RELEVANCE:

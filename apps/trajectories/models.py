@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import MD5, Upper
 
+from apps.trajectories.deciles import flagged_at_indexes
 from apps.trajectories.querysets import TrajectoryQuerySet
 from apps.trajectories.shown import SHOWN_MAX
 
@@ -140,9 +141,10 @@ class Trajectory(models.Model):
     # Readers' step feedback, as lists sort and filter by it (apps.feedback recounts them on
     # every change of its rows: this app never reads feedback). Corrections anyone may read
     # (shown, not rejected by the owner, not outdated) and current first-wrong marks; both 0
-    # while the owner has feedback switched off. Where in the run the marks are: FlaggedDecile.
+    # while the owner has feedback switched off. Where the marks are: FlaggedDecile, deciles.py.
     correction_count = models.PositiveIntegerField(default=0)
     first_wrong_count = models.PositiveIntegerField(default=0)
+    first_wrong_deciles = models.PositiveSmallIntegerField(default=0, editable=False)
     num_bytes = models.PositiveBigIntegerField(default=0, help_text="Size of the raw upload.")
     # Dedup of payloads without a session id: fingerprint of the first event, and of the chain of
     # all events, so "stored events are a prefix of the new ones" is two comparisons.
@@ -225,6 +227,7 @@ class Trajectory(models.Model):
                 name="traj_public_flagged",
                 condition=PUBLIC & Q(first_wrong_count__gt=0),
             ),
+            *flagged_at_indexes(PUBLIC),  # ?flagged_at=<tenth>, newest first
             models.Index(
                 Upper("shown_agent"),
                 F("created_at").desc(),
@@ -477,11 +480,8 @@ class FindIndex(models.Model):
 
 
 class FlaggedDecile(models.Model):
-    """Where in a run readers marked the first wrong step: one row per trajectory and tenth of
-    its steps that holds current first-wrong marks (`decile` 0 for the first 10 % of steps ...
-    9 for the last 10 %: the mark's position / the number of steps), with how many. Written by
-    apps.feedback with the counts above, whenever marks or the steps change; read by the
-    browse filter `?flagged_at=<decile>` (an index lookup) and the stats histogram."""
+    """Where readers marked the first wrong step: per trajectory, each tenth of its steps with
+    marks (`decile` 0-9) and how many; kept by apps.feedback, read by the stats histogram."""
 
     trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+")
     decile = models.PositiveSmallIntegerField()

@@ -37,6 +37,8 @@ def counts(trajectory: Trajectory) -> tuple[int, int, dict[int, int]]:
     deciles = dict(
         FlaggedDecile.objects.filter(trajectory=trajectory).values_list("decile", "marks")
     )
+    # The bits the list's ?flagged_at= filters by say the same as the rows, after every change.
+    assert trajectory.first_wrong_deciles == sum(1 << tenth for tenth in deciles)
     return trajectory.correction_count, trajectory.first_wrong_count, deciles
 
 

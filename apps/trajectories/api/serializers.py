@@ -13,6 +13,7 @@ from rest_framework import serializers
 from apps.trajectories.models import Polarity, Trajectory, Visibility
 from apps.trajectories.outcome import RESOLVED, UNRESOLVED, run_outcome
 from apps.trajectories.redaction import identity, redact_data, redactor
+from apps.trajectories.selectors.list_rows import ListRow
 from apps.trajectories.selectors.redactions import own_redactions
 
 if TYPE_CHECKING:
@@ -158,11 +159,16 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def to_representation(self, instance: Trajectory) -> dict[str, Any]:
+    def to_representation(self, instance: Trajectory | ListRow) -> dict[str, Any]:
         """The fields of Meta.fields, built directly: DRF's generic path (a field object per
         column, five redactors made per row, a timezone conversion per date through the field
         machinery) was most of a list page's time (issue 24). The same values as DRF's
-        (tests/api/test_list_serializer.py compares the two)."""
+        (tests/api/test_list_serializer.py compares the two). The list passes the rows it read
+        as values (selectors/list_rows.py), which carry the owner's name instead of the owner."""
+        if isinstance(instance, ListRow):
+            owner = instance.owner_username
+        else:
+            owner = instance.owner.username if instance.owner_id else None
         redact = _redact_for(instance, self.context)
         zone = timezone.get_current_timezone()
         share_id = instance.share_id
@@ -172,7 +178,7 @@ class TrajectoryOutputSerializer(serializers.ModelSerializer):
             "url": f"{site}/t/{share_id}/",
             "api_url": f"{site}/api/v1/trajectories/{share_id}",
             "title": redact(instance.title),
-            "owner": instance.owner.username if instance.owner_id else None,
+            "owner": owner,
             "source_format": instance.source_format,
             "agent": redact(instance.agent),
             "model": redact(instance.model_name),

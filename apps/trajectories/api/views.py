@@ -44,6 +44,7 @@ from apps.trajectories.api.serializers import (
 from apps.trajectories.filters import DEFAULT_ORDERING, ORDERINGS, TrajectoryFilter
 from apps.trajectories.importers import FormatError
 from apps.trajectories.models import ReviewState, Visibility
+from apps.trajectories.selectors.list_rows import list_rows, list_values
 from apps.trajectories.selectors.redactions import with_redaction_index
 
 # A zip archive as the body: an Inspect .eval log, a Claude Code session folder.
@@ -179,18 +180,18 @@ class TrajectoryListView(JsonApiView):
                 queryset = queryset.filter(**{name: value})
         else:
             queryset = selectors.trajectory_list_public()
-        # Not the metadata either (an evaluation row's can be large): a list does not show it.
-        queryset = with_redaction_index(
-            queryset.defer("search_text", "search_vector", "deletion_password_hashes", "metadata")
+        filterset = TrajectoryFilter(
+            request.query_params, queryset=with_redaction_index(queryset), request=request
         )
-        filterset = TrajectoryFilter(request.query_params, queryset=queryset, request=request)
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
         self.ordering_key = filterset.ordering_key
         paginator = TrajectoryCursorPagination()
-        page = paginator.paginate_queryset(filterset.qs, request, view=self)
+        # Only the columns the list shows, as values: no model instances, no JSON column
+        # decoded but the redaction index (issue 24).
+        page = paginator.paginate_queryset(list_values(filterset.qs), request, view=self)
         data = TrajectoryOutputSerializer(
-            page, many=True, context=_serializer_context(request)
+            list_rows(page), many=True, context=_serializer_context(request)
         ).data
         return paginator.get_paginated_response(data)
 

@@ -427,8 +427,19 @@
       if (first !== lo || last !== hi || changed) {
         changed = false;
         render(first, last);
+        // The cards just put on the page replaced estimated heights with measured ones; when
+        // they turned out much shorter than estimated, they may no longer reach the screen's
+        // edges (a fast scroll past steps never seen). Place them again from the new heights
+        // now rather than at the next scroll, which may never come (a few passes at most).
+        if (settling < 3 && !reachesEdges()) {
+          settling++;
+          schedule();
+        } else {
+          settling = 0;
+        }
       } else {
         lastAnchor = anchor();
+        settling = 0;
       }
       // Fetch what the margins still lack, nearest the screen first, then a margin more ahead.
       var missing = 0;
@@ -455,6 +466,17 @@
     }
 
     var changed = false;
+    var settling = 0;
+
+    function reachesEdges() {
+      // Whether the cards on the page cover the screen, or end where the steps end.
+      var head = list.firstElementChild;
+      var tail = list.lastElementChild;
+      if (!head || !tail) return true;
+      var top = head.getBoundingClientRect().top;
+      var bottom = tail.getBoundingClientRect().bottom;
+      return (top <= 0 || lo <= 1) && (bottom >= window.innerHeight || hi >= total);
+    }
     var holdUntil = 0;
     var holdTimer = 0;
 

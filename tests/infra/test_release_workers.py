@@ -204,7 +204,13 @@ def test_deletions_supersede_at_once_and_a_worker_publishes_one_removal_build(re
     assert stack.query(
         "SELECT superseded_by_id IS NOT NULL FROM datasets_release WHERE version = 1"
     )[0] == (True,)
-    # Two deletions, one build.
+    # Two deletions, one build. The worker logs the publication after its commit, which the
+    # wait above may see first.
+    stack.wait_for(
+        "the worker to log the removal-only release",
+        lambda: "release removals: v2 published (removal-only)" in stack.log("worker"),
+        timeout=30,
+    )
     log = stack.log("worker")
     received = [
         line for line in log.splitlines() if "release_removals[" in line and "received" in line

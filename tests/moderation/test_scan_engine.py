@@ -9,6 +9,8 @@ checked here against the form it replaced, on text made to hit its edges.
 
 from __future__ import annotations
 
+import base64
+import codecs
 import random
 import re
 import string
@@ -181,8 +183,44 @@ def _runs_by_hand(text: str, longest: int) -> tuple[list[tuple[int, int]], ...]:
         and not (a and text[a - 1] in "_-")
         and not (b < len(text) and text[b] in "_-")
         and not ((b - a) % 4 == 1 and text[b - 1] != "=")
+        and _may_start_utf8(text[a : a + 2])
     ]
     return spans, forty, encodable
+
+
+_BASE64 = string.ascii_uppercase + string.ascii_lowercase + string.digits + "+/"
+
+
+def _may_start_utf8(first_two: str) -> bool:
+    """Two Base64 characters fix the first decoded byte and the top four bits of the second:
+    some choice of the other four bits makes the two bytes the start of valid UTF-8."""
+    bits = _BASE64.index(first_two[0]) << 6 | _BASE64.index(first_two[1])
+    byte, top = bits >> 4, bits & 0xF
+    for low in range(16):
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(bytes([byte, top << 4 | low]))
+        except UnicodeDecodeError:
+            continue
+        return True
+    return False
+
+
+@pytest.mark.parametrize("vectorized", [False, True])
+def test_runs_keep_the_base64_of_every_kind_of_utf8_text(vectorized):
+    # The runs refused by their first two characters are those no UTF-8 starts with: the
+    # Base64 of text in any script, starting with any character, is kept.
+    rng = random.Random(5)
+    alphabet = "aZ09 .-_\n\t\u00e9\u00df\u0416\u05d0\u4e2d\u3042\ud55c\U0001f600\U00010348\u20ac"
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(15, 60))) for _ in range(400)]
+    texts += [chr(c) + "x" * 20 for c in (0x7F, 0x80, 0x7FF, 0x800, 0xFFFD, 0x10000, 0x10FFFF)]
+    encoded = [base64.b64encode(t.encode()).decode() for t in texts]
+    text = " ".join(encoded) + " " * (20 * 1024)  # long enough for numpy's passes
+    runs = Runs(hand.one_byte_copy(text), vectorized)
+    kept = {text[a:b] for a, b in runs.encodable(8192)}
+    assert all(value in kept for value in encoded if len(value) >= 20)
+    # and of words and names, most are refused before they are decoded
+    words = " ".join(["ProcessingInstructionHandler", "usr/lib/python3/dist/packages"] * 10)
+    assert Runs(hand.one_byte_copy(words), vectorized).encodable(8192) == []
 
 
 @pytest.mark.parametrize("vectorized", [False, True])
@@ -758,13 +796,18 @@ def _view_parts(view: normalize.View) -> list[tuple[int, int, str]]:
 
 def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(monkeypatch):
     """The width is checked before the walk back over the token (most line ends fail it), the
-    line above mostly by one character: the same line breaks are removed."""
+    line above mostly by one character, both on the text's one-byte copy: the same line breaks
+    are removed."""
+
+    def line_start_of(text: str, end: int) -> int:
+        low = max(0, end - 1024)
+        return max(text.rfind("\n", low, end), text.rfind("\x00", low, end), low - 1) + 1
 
     def plain(text: str) -> list[int]:
         joined = []
         for match in normalize._JUNCTION.finditer(text):
             end = match.start()
-            line_start = normalize._line_start(text, end)
+            line_start = line_start_of(text, end)
             width = end - line_start
             if width < normalize._WRAP_MIN_LINE:
                 continue
@@ -776,7 +819,7 @@ def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(
             if width not in normalize._WIDTHS:
                 if line_start == 0:
                     continue
-                if line_start - 1 - normalize._line_start(text, line_start - 1) != width:
+                if line_start - 1 - line_start_of(text, line_start - 1) != width:
                     continue
             joined.append(end)
         return joined
@@ -791,7 +834,9 @@ def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(
         lines = []
         for _ in range(rng.randint(1, 12)):
             width = rng.choice([5, 19, 20, 21, 33, 40, 41, 76, 1023, 1024, 1100])
-            lines.append("".join(rng.choices(string.ascii_letters + "+/= \x00", k=width)))
+            lines.append(
+                "".join(rng.choices(string.ascii_letters + "+/= \x00\u00e9\u4e2d", k=width))
+            )
         text = "\n".join(lines)
         removed.clear()
         normalize.unwrapped(text)

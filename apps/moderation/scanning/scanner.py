@@ -126,15 +126,17 @@ class Scanner:
         if len(text) < 6:
             return []
         data = hand.one_byte_copy(text)
-        term = normalize.terminal(text, data)
+        marks = normalize.marks(data)
+        term = normalize.terminal(text, data, marks)
         if term is not None:
             base = term.text
             data = hand.one_byte_copy(base)
+            runs = Runs(data)
         else:
             base = text
-        runs = Runs(data)
+            runs = Runs(data, marks=marks)
         found = self._all(base, personal=True, use_library=True, runs=runs, data=data)
-        unwrapped = normalize.unwrapped(base)
+        unwrapped = normalize.unwrapped(base, data)
         for view, personal, use_library in (
             (normalize.url_decoded(base), True, True),
             (normalize.markdown_decoded(base), True, True),
@@ -223,9 +225,9 @@ class Scanner:
         if memo is None:
             memo = ScanMemo()
         known = memo._seen
-        distinct = dict.fromkeys(texts)
-        # The strings not read yet, picked in C (`filterfalse`), in their order here.
-        fresh = list(filterfalse(known.__contains__, distinct)) if known else list(distinct)
+        # The strings not read yet, once each, picked in C (`filterfalse`) in their order here:
+        # the known ones are let go before they are hashed into a dict.
+        fresh = list(dict.fromkeys(filterfalse(known.__contains__, texts) if known else texts))
         if fresh:
             joined = _SEPARATOR.join(fresh)
             detections = self.scan(joined)
@@ -247,13 +249,12 @@ class Scanner:
             memo.add_many(fresh, per_text, len(joined) - len(fresh) + 1)
         hits = memo._hits
         if not memo.full:
-            wanted = distinct.keys() & hits.keys()
-            if not wanted:
+            if not hits:
                 return []
             # The indexes of the strings with findings, picked in C (most strings have none).
             return [
                 (index, detection)
-                for index in compress(count(), map(wanted.__contains__, texts))
+                for index in compress(count(), map(hits.__contains__, texts))
                 for detection in hits[texts[index]]
             ]
         out: list[tuple[int, Detection]] = []

@@ -843,3 +843,16 @@ def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(
         assert removed == plain(text), repr(text)
         total += len(removed)
     assert total > 50
+
+
+@pytest.mark.parametrize("head", range(8, 21))
+def test_unwrapped_view_joins_a_token_of_twenty_whatever_its_split(head):
+    # `re` lets go of the junctions whose token cannot reach 20 characters before the width and
+    # token checks: at each split of the token between the two lines, 20 are joined, 19 are not.
+    for rest, joined in ((20 - head, True), (19 - head, False)):
+        if rest < 1:
+            continue
+        first = "x" * (40 - head - 1) + " " + "A" * head  # 40 columns: a terminal's width
+        text = f"{first}\n{'B' * rest} tail"
+        view = normalize.unwrapped(text)
+        assert (view is not None and "A" * head + "B" * rest in view.text) is joined, (head, rest)

@@ -874,3 +874,33 @@ def test_numbers_among_non_ascii_text_are_found_in_ascii_digits_only():
     assert not [
         d for d in scanner.scan("call 415-\uff15\uff15\uff15-2671 now") if d.kind == "phone"
     ]
+
+
+def test_the_scan_bench_batches_strings_as_the_scan_service_does():
+    # bench/bench_scan.py times the service's path without Django: its batches must stay the
+    # service's (which strings are read, how many at a time), or its figures measure another scan.
+    import sys
+    from pathlib import Path
+
+    from apps.moderation.services import findings
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import bench_scan
+
+    assert bench_scan.BATCH == findings._BATCH_STRINGS
+    assert bench_scan.BATCH_CHARS == findings._BATCH_CHARS
+    assert bench_scan.SKIPPED_PREFIXES == findings._SKIPPED_PREFIXES
+    texts = ["role", "x" * 5, "y" * 6, "data:image/png;base64,AAAA", "trajhub-image:7", "z" * 9]
+    entries = iter([(0, f"data.{i}", text, None) for i, text in enumerate(texts)])
+    read: list[list[str]] = []
+
+    class Recorder:
+        def scan_many(self, batch, memo):
+            read.append(list(batch))
+            return []
+
+        def scan_pair(self, key, value):
+            return None
+
+    findings.find_in_entries(Recorder(), entries)  # type: ignore[arg-type]
+    assert read == bench_scan.service_batches(texts) == [["y" * 6, "z" * 9]]

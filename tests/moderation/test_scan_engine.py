@@ -278,9 +278,9 @@ def test_long_text_is_read_in_pieces_without_losing_or_doubling_a_finding(monkey
         text = separator.join(lines)
         assert len(library._pieces(text.encode())) > 3
         pieced = [(d.kind, d.start, d.end) for d in library.find(text)]
-        # An ASCII text's view is made once and cut (the same pieces, the same findings).
-        ascii_bytes = text.encode() if text.isascii() else None
-        cut_view = [(d.kind, d.start, d.end) for d in library.find(text, None, ascii_bytes)]
+        # The text's UTF-8 given by the caller: the same pieces, the same findings.
+        encoded = text.encode("utf-8", "surrogatepass")
+        cut_view = [(d.kind, d.start, d.end) for d in library.find(text, None, encoded)]
         monkeypatch.setattr(library, "CHUNK", len(text))
         monkeypatch.setattr(library, "STRINGS_CHUNK", len(text))
         whole = [(d.kind, d.start, d.end) for d in library.find(text)]
@@ -904,3 +904,29 @@ def test_the_scan_bench_batches_strings_as_the_scan_service_does():
 
     findings.find_in_entries(Recorder(), entries)  # type: ignore[arg-type]
     assert read == bench_scan.service_batches(texts) == [["y" * 6, "z" * 9]]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_one_byte_copy_made_from_utf8_is_the_one_made_from_the_text(seed):
+    # The scan makes the copy the cores read from the UTF-8 the library reads: every character
+    # one byte, the non-ASCII ones `?`, whatever their length in UTF-8 (lone surrogates too).
+    rng = random.Random(seed)
+    alphabet = "aZ09 \n\x00\x7f\u0080\u00e9\u07ff\u0800\u4e2d\uffff\U00010000\U0010ffff\ud800\udfff"
+    text = "".join(rng.choices(alphabet, k=5000))
+    encoded = text.encode("utf-8", "surrogatepass")
+    assert hand.one_byte_copy_of_utf8(encoded) == hand.one_byte_copy(text)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_escapes_and_entities_found_from_their_first_character_are_finditers(seed):
+    # The URL and Markdown views look for `%`, `\` and `&` with `str.find` and ask `re` to match
+    # there: the same matches as `finditer`, overlapping candidates (`%%41`, `\\&amp;`) included.
+    rng = random.Random(seed)
+    pieces = ["%", "%4", "%41", "%e9%80", "\\", "\\\\", "\\&", "\\*", "&", "&amp;", "&#115;",
+              "&#x73;", "&nbsp", "&&", "a", " ", "\u4e2d", "\n"]  # fmt: skip
+    text = "".join(rng.choices(pieces, k=3000))
+    for pattern, literal in ((normalize._ESCAPES, "%"), (normalize._ESCAPE, "\\"),
+                             (normalize._ENTITY, "&")):  # fmt: skip
+        expected = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in normalize._starting_with(pattern, literal, text)] == expected
+        assert expected

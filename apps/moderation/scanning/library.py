@@ -219,19 +219,18 @@ def _character_start(data: bytes, at: int) -> int:
     return at
 
 
-def find(
-    text: str, cache_dir: str | None = None, ascii_bytes: bytes | None = None
-) -> list[Detection]:
+def find(text: str, cache_dir: str | None = None, encoded: bytes | None = None) -> list[Detection]:
     """Every match of the library's rules (component helpers too: an AWS secret key found as the
     partner of its key id is a secret all the same), as character offsets into `text`.
 
-    `ascii_bytes`: `text` encoded, when it is ASCII (one byte per character).
+    `encoded`: `text` in UTF-8 (surrogates passed), if at hand.
 
     The text is encoded and its view (`_library_view`) made once, then cut in pieces: each
     piece's view is the same bytes (the sentence-end marks look only at the bytes after them,
     and a piece's last character ends a sentence as the text's does), and the findings of all
     pieces are turned into character offsets in one walk over the text, not one per piece."""
-    encoded = ascii_bytes if ascii_bytes is not None else text.encode("utf-8", "surrogatepass")
+    if encoded is None:
+        encoded = text.encode("utf-8", "surrogatepass")
     view = _library_view(text, encoded)
     spans = _pieces(encoded)
     if len(spans) == 1:

@@ -191,12 +191,31 @@ def terminal(text: str, data: bytes | None = None, marked: bytes | None = None) 
     return _build(text, replacements, None)
 
 
+def _starting_with(pattern: re.Pattern[str], literal: str, text: str) -> list[re.Match[str]]:
+    """`pattern`'s matches in `text`, as `finditer` gives them, for a pattern that starts with
+    `literal`: `str.find` goes from one `literal` to the next (a memchr), and `re` is asked to
+    match only there. `finditer`'s own search for the literal reads the text a character at a
+    time, at about twice the cost (bench_scan.py's corpus: `%` 29 -> 18 us a batch, `\\` and `&`
+    59 -> 37 us)."""
+    out = []
+    find, match = text.find, pattern.match
+    at = find(literal)
+    while at >= 0:
+        found = match(text, at)
+        if found is None:
+            at = find(literal, at + 1)
+        else:
+            out.append(found)
+            at = find(literal, found.end())
+    return out
+
+
 def url_decoded(text: str) -> View | None:
     """Percent-escapes decoded (`%2D` -> `-`), in windows around them."""
     if "%" not in text:
         return None
     replacements = []
-    for match in _ESCAPES.finditer(text):
+    for match in _starting_with(_ESCAPES, "%", text):
         raw = bytes.fromhex(match.group(0).replace("%", ""))
         decoded = raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
         replacements.append((match.start(), match.end(), decoded))
@@ -228,8 +247,8 @@ def _markdown_matches(text: str) -> list[re.Match[str]]:
     the two finds them: merged by start, a match that begins inside the one before it
     (`\\&amp;`: the `&` is escaped) dropped. Neither pattern's matches overlap one another, and
     no entity holds a backslash."""
-    escapes = list(_ESCAPE.finditer(text)) if "\\" in text else []
-    entities = list(_ENTITY.finditer(text)) if "&" in text else []
+    escapes = _starting_with(_ESCAPE, "\\", text)
+    entities = _starting_with(_ENTITY, "&", text)
     if not escapes or not entities:
         return escapes or entities
     out = []

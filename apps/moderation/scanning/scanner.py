@@ -125,17 +125,19 @@ class Scanner:
         """
         if len(text) < 6:
             return []
-        data = hand.one_byte_copy(text)
+        encoded, data = _encodings(text)
         marks = normalize.marks(data)
         term = normalize.terminal(text, data, marks)
         if term is not None:
             base = term.text
-            data = hand.one_byte_copy(base)
+            encoded, data = _encodings(base)
             runs = Runs(data)
         else:
             base = text
             runs = Runs(data, marks=marks)
-        found = self._all(base, personal=True, use_library=True, runs=runs, data=data)
+        found = self._all(
+            base, personal=True, use_library=True, runs=runs, data=data, encoded=encoded
+        )
         unwrapped = normalize.unwrapped(base, data)
         for view, personal, use_library in (
             (normalize.url_decoded(base), True, True),
@@ -171,14 +173,17 @@ class Scanner:
         use_library: bool,
         runs: Runs | None = None,
         data: bytes | None = None,
+        encoded: bytes | None = None,
     ) -> _Found:
+        """`data`: `text`'s one-byte copy, `encoded`: its UTF-8, if at hand."""
         found: _Found = []
         if data is None:
             data = hand.one_byte_copy(text)
         if use_library:
             allow = self.allowlist
-            ascii_bytes = data if text.isascii() else None
-            for detection in library.find(text, self.cache_dir, ascii_bytes):
+            if encoded is None and text.isascii():
+                encoded = data
+            for detection in library.find(text, self.cache_dir, encoded):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
         matches, ipv6 = candidates.candidates().find(text, data)
@@ -412,6 +417,15 @@ def _strings_of(joined: str, texts: list[str], found: list[Detection]) -> list[t
         index = bisect_right(starts, detection.start) - 1
         out.append((index, starts[index]))
     return out
+
+
+def _encodings(text: str) -> tuple[bytes, bytes]:
+    """`text` in UTF-8 (what the library reads) and its one-byte copy (what the cores and the
+    Base64 runs are searched in), the second made from the first."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if text.isascii():
+        return encoded, encoded
+    return encoded, hand.one_byte_copy_of_utf8(encoded)
 
 
 @lru_cache(maxsize=4096)

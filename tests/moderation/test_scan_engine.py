@@ -794,7 +794,10 @@ def _view_parts(view: normalize.View) -> list[tuple[int, int, str]]:
     ]
 
 
-def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(monkeypatch):
+@pytest.mark.parametrize("vectorized", [False, True])
+def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(
+    monkeypatch, vectorized
+):
     """The width is checked before the walk back over the token (most line ends fail it), the
     line above mostly by one character, both on the text's one-byte copy: the same line breaks
     are removed."""
@@ -833,13 +836,13 @@ def test_unwrapped_view_joins_what_the_width_checks_in_their_first_order_joined(
     for _ in range(400):
         lines = []
         for _ in range(rng.randint(1, 12)):
-            width = rng.choice([5, 19, 20, 21, 33, 40, 41, 76, 1023, 1024, 1100])
+            width = rng.choice([5, 19, 20, 21, 33, 40, 41, 76, 1023, 1024, 1025, 1100, 2049, 2100])
             lines.append(
                 "".join(rng.choices(string.ascii_letters + "+/= \x00\u00e9\u4e2d", k=width))
             )
         text = "\n".join(lines)
         removed.clear()
-        normalize.unwrapped(text)
+        normalize.unwrapped(text, vectorized=vectorized)
         assert removed == plain(text), repr(text)
         total += len(removed)
     assert total > 50

@@ -863,20 +863,24 @@ def test_unwrapped_view_joins_a_token_of_twenty_whatever_its_split(head):
 
 def test_numbers_among_non_ascii_text_are_found_in_ascii_digits_only():
     # The number rules read ASCII digits (their cores let no `?` through, which CJK text reads
-    # as): a phone number or an address written in ASCII digits in the middle of Japanese,
-    # Chinese or Arabic text (a space or punctuation beside it) is found; one that mixes scripts after an ASCII first digit is not.
+    # as), and their edges are ASCII word characters: a phone number or an address written in
+    # ASCII digits inside Japanese, Chinese or Arabic text is found, with a space beside it or
+    # none (CJK is written without); one glued to an ASCII word is not, nor one that mixes scripts
+    # after an ASCII first digit.
     scanner = Scanner()
     for text, value in [
         ("\u96fb\u8a71\u756a\u53f7\u306f (415) 555-2671 \u3067\u3059", "(415) 555-2671"),
+        ("\u96fb\u8a71\u756a\u53f7\u306f(415) 555-2671\u3067\u3059", "(415) 555-2671"),
         ("\u8054\u7cfb\u7535\u8bdd +44 20 7946 0958\u3002", "+44 20 7946 0958"),
+        ("\u8054\u7cfb\u7535\u8bdd+44 20 7946 0958\u3002", "+44 20 7946 0958"),
         ("\u0627\u062a\u0635\u0644 415.555.2671 \u0627\u0644\u0622\u0646", "415.555.2671"),
         ("\u670d\u52a1\u5668 ssh root@81.2.69.160 \u5df2\u8fde\u63a5", "81.2.69.160"),
+        ("\u670d\u52a1\u566881.2.69.160\u5df2\u8fde\u63a5", "81.2.69.160"),
     ]:
         found = [d.text for d in scanner.scan(text) if d.kind in ("phone", "ip_address")]
         assert found == [value], text
-    assert not [
-        d for d in scanner.scan("call 415-\uff15\uff15\uff15-2671 now") if d.kind == "phone"
-    ]
+    for text in ("call 415-\uff15\uff15\uff15-2671 now", "id4155552671", "x415-555-2671y"):
+        assert not [d for d in scanner.scan(text) if d.kind in ("phone", "ip_address")], text
 
 
 def test_the_scan_bench_batches_strings_as_the_scan_service_does():

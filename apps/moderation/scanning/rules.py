@@ -305,21 +305,23 @@ RULES: tuple[Rule, ...] = (
     # digit, fullwidth ones after it), which nobody writes, and no IPv4 address (`ipaddress`
     # refuses other digits); but `[0-9?]` in the cores kept Vectorscan's number states alive
     # through every run of non-ASCII text (CJK reads `????`): four tenths of the candidate pass
-    # on real agent text (bench_scan.py's corpus, 1.85 -> 1.16 ms a megabyte).
+    # on real agent text (bench_scan.py's corpus, 1.85 -> 1.16 ms a megabyte). Their edges are
+    # ASCII word characters too: CJK is written without spaces, and `\w` on either side of
+    # `\u96fb\u8a71(415) 555-2671\u3067\u3059` hid the number.
     Rule(
         "ipv4", "ip_address", PERSONAL, "number", "",
-        r"(?<=[0-9])[0-9]{0,2}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?![\w]|\.\d)",
+        r"(?<=[0-9])[0-9]{0,2}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(?![A-Za-z0-9_]|\.[0-9])",
         None, 7, r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
     ),
     Rule(
         "phone_intl", "phone", PERSONAL, "number", "",
         r"(?<=\+)[1-9][0-9]{0,2}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{1,4}(?:[ .-]?[0-9]{2,4}){1,4}"
-        r"(?![\w-]|\.\d)",
+        r"(?![A-Za-z0-9_-]|\.[0-9])",
         None, 7, r"\+[1-9][0-9]{0,2}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{1,4}[ .-]?[0-9]{2}",
     ),
     Rule(
         "phone_nanp", "phone", PERSONAL, "number", "",
-        r"(?:(?<=\()[0-9]{3}\)[ .-]?|(?<=[2-9])[0-9]{2}[ .-])[0-9]{3}[ .-][0-9]{4}(?![\w-]|\.\d)",
+        r"(?:(?<=\()[0-9]{3}\)[ .-]?|(?<=[2-9])[0-9]{2}[ .-])[0-9]{3}[ .-][0-9]{4}(?![A-Za-z0-9_-]|\.[0-9])",
         None, 7, r"(?:\([0-9]{3}\)[ .-]?|[2-9][0-9]{2}[ .-])[0-9]{3}[ .-][0-9]{4}",
     ),
 )
@@ -385,4 +387,4 @@ def compiled_numbers() -> re.Pattern[str]:
     for rule in FAMILY["number"]:
         body = rule.pattern.replace("(?P<value>", f"(?P<{rule.name}__v>")
         branches.append(f"(?P<{rule.name}>{body})")
-    return re.compile(r"[0-9+(](?<![\w.+(\-][0-9+(])(?:" + "|".join(branches) + ")")
+    return re.compile(r"[0-9+(](?<![A-Za-z0-9_.+(\-][0-9+(])(?:" + "|".join(branches) + ")")

@@ -175,14 +175,12 @@ class Scanner:
         data: bytes | None = None,
         encoded: bytes | None = None,
     ) -> _Found:
-        """`data`: `text`'s one-byte copy, `encoded`: its UTF-8, if at hand."""
+        """`data`: `text`'s one-byte copy and `encoded` its UTF-8 (`_encodings`), if at hand."""
         found: _Found = []
-        if data is None:
-            data = hand.one_byte_copy(text)
+        if data is None or encoded is None:
+            encoded, data = _encodings(text)
         if use_library:
             allow = self.allowlist
-            if encoded is None and text.isascii():
-                encoded = data
             for detection in library.find(text, self.cache_dir, encoded):
                 if not allow.allows_secret(detection.shown):
                     found.append((_library_priority(detection.kind), detection))
